@@ -1,0 +1,403 @@
+// Package server implements the A2A protocol on Temporal: a2a-go's
+// RequestHandler whose every task is a workflow, the Agent Card, and the HTTP
+// routes of the JSON-RPC and HTTP+JSON bindings. It keeps no state of its own.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/google/uuid"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-a2a/orchestrator/skills"
+	"github.com/durable-a2a/orchestrator/workflows"
+)
+
+// Principal is who calls: the owner of the tasks it creates, and its tenant.
+type Principal struct {
+	Owner  string
+	Tenant string
+}
+
+// Handler is the A2A RequestHandler backed by Temporal.
+type Handler struct {
+	temporal  client.Client
+	namespace string
+	catalog   *skills.Catalog
+	log       *slog.Logger
+	// principal tells who is calling; authentication fills it in.
+	principal func(context.Context) Principal
+}
+
+var _ a2asrv.RequestHandler = (*Handler)(nil)
+
+// NewHandler makes a handler that runs tasks on Temporal.
+func NewHandler(c client.Client, namespace string, catalog *skills.Catalog, log *slog.Logger) *Handler {
+	return &Handler{
+		temporal: c, namespace: namespace, catalog: catalog, log: log,
+		principal: func(context.Context) Principal { return Principal{Owner: "anonymous"} },
+	}
+}
+
+// taskNamespace seeds task IDs derived from (tenant, owner, messageId).
+var taskNamespace = uuid.MustParse("6f1c3f5e-5b7a-4c1e-9d43-2a7f0c6b9e11")
+
+// newTaskID derives the task ID from the message that creates it, so that a
+// resent message (same sender, same messageId) finds its task instead of
+// creating a second one, whichever frontend it reaches.
+func newTaskID(p Principal, messageID string) a2a.TaskID {
+	return a2a.TaskID(uuid.NewSHA1(taskNamespace, []byte(p.Tenant+"\x00"+p.Owner+"\x00"+messageID)).String())
+}
+
+// SendMessage starts a task, or delivers a message to the task it names.
+func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	if err := validateSend(req); err != nil {
+		return nil, err
+	}
+	p := h.principal(ctx)
+	p.Tenant = tenantOf(ctx, req.Tenant)
+	returnNow := req.Config != nil && req.Config.ReturnImmediately
+	var (
+		task *a2a.Task
+		err  error
+	)
+	if req.Message.TaskID != "" {
+		task, err = h.continueTask(ctx, p, req.Message, returnNow)
+	} else {
+		var reply *a2a.Message
+		reply, task, err = h.startTask(ctx, p, req.Message, returnNow)
+		if reply != nil {
+			return reply, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return trimHistory(task, historyLength(req.Config)), nil
+}
+
+func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Message, *a2a.Task, error) {
+	skillID, def, err := h.catalog.Pick(msg)
+	if err != nil {
+		return nil, nil, a2a.NewError(a2a.ErrInvalidParams, err.Error())
+	}
+	if def.Validate != nil {
+		if err := def.Validate(msg); err != nil {
+			return nil, nil, a2a.NewError(a2a.ErrInvalidParams, err.Error())
+		}
+	}
+	contextID := msg.ContextID
+	if contextID == "" {
+		contextID = a2a.NewContextID()
+	}
+	if def.Reply != nil {
+		if reply := def.Reply(msg); reply != nil {
+			reply.ContextID = contextID
+			return reply, nil, nil
+		}
+	}
+	taskID := newTaskID(p, msg.ID)
+	stored := *msg
+	stored.ContextID = contextID
+	stored.TaskID = taskID
+	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored}
+
+	start := h.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       string(taskID),
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		// A finished task's ID is never reused: a resend finds it, not a new run.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		Memo:                  map[string]any{workflows.MemoContextID: contextID, workflows.MemoOwner: p.Owner, workflows.MemoTenant: p.Tenant},
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.SAContextID.ValueSet(contextID),
+			workflows.SAOwner.ValueSet(p.Owner),
+			workflows.SATenant.ValueSet(p.Tenant),
+			workflows.SAState.ValueSet(string(a2a.TaskStateSubmitted)),
+		),
+	}, workflows.TaskWorkflowName, in)
+	handle, err := h.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID:     "msg-" + msg.ID,
+			UpdateName:   workflows.UpdateSend,
+			Args:         []any{workflows.SendInput{Message: &stored, ReturnImmediately: returnNow}},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err == nil {
+		var task a2a.Task
+		if err = handle.Get(ctx, &task); err == nil {
+			return nil, &task, nil
+		}
+	}
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) || isCompleted(err) {
+		// The task this message made has already finished: a resend gets it.
+		task, getErr := h.getTask(ctx, p, taskID)
+		return nil, task, getErr
+	}
+	return nil, nil, h.mapError(ctx, err, "start task")
+}
+
+func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Task, error) {
+	info, err := h.describe(ctx, p, msg.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if msg.ContextID != "" && msg.ContextID != info.contextID {
+		return nil, a2a.NewError(a2a.ErrInvalidParams,
+			fmt.Sprintf("message.contextId %q does not match the context of task %s", msg.ContextID, msg.TaskID))
+	}
+	if !info.running {
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
+			fmt.Sprintf("task %s is in a terminal state and accepts no more messages", msg.TaskID))
+	}
+	stored := *msg
+	stored.ContextID = info.contextID
+	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   string(msg.TaskID),
+		UpdateID:     "msg-" + msg.ID,
+		UpdateName:   workflows.UpdateSend,
+		Args:         []any{workflows.SendInput{Message: &stored, ReturnImmediately: returnNow}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		var task a2a.Task
+		if err = handle.Get(ctx, &task); err == nil {
+			return &task, nil
+		}
+	}
+	if isCompleted(err) {
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
+			fmt.Sprintf("task %s is in a terminal state and accepts no more messages", msg.TaskID))
+	}
+	return nil, h.mapError(ctx, err, "send message")
+}
+
+// GetTask returns a task's current state.
+func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if req.ID == "" {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "id is required")
+	}
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "historyLength must not be negative")
+	}
+	p := h.principal(ctx)
+	p.Tenant = tenantOf(ctx, req.Tenant)
+	task, err := h.getTask(ctx, p, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return trimHistory(task, req.HistoryLength), nil
+}
+
+func (h *Handler) getTask(ctx context.Context, p Principal, id a2a.TaskID) (*a2a.Task, error) {
+	info, err := h.describe(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if !info.running {
+		return h.finalTask(ctx, id, info)
+	}
+	v, err := h.temporal.QueryWorkflow(ctx, string(id), "", workflows.QueryTask)
+	if err == nil {
+		var task a2a.Task
+		if err = v.Get(&task); err == nil {
+			return &task, nil
+		}
+	}
+	if isCompleted(err) {
+		return h.finalTask(ctx, id, info)
+	}
+	return nil, h.mapError(ctx, err, "query task")
+}
+
+// finalTask reads a finished task from its workflow's close event, which
+// needs no worker.
+func (h *Handler) finalTask(ctx context.Context, id a2a.TaskID, info taskInfo) (*a2a.Task, error) {
+	it := h.temporal.GetWorkflowHistory(ctx, string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, h.mapError(ctx, err, "read task result")
+		}
+		if attrs := ev.GetWorkflowExecutionCompletedEventAttributes(); attrs != nil {
+			var task a2a.Task
+			if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetResult(), &task); err != nil {
+				return nil, fmt.Errorf("decode task %s: %w", id, err)
+			}
+			return &task, nil
+		}
+	}
+	// Terminated or failed outside the protocol (for example by an operator
+	// in the Temporal UI): report it as failed.
+	ts := info.closeTime
+	return &a2a.Task{ID: id, ContextID: info.contextID, Status: a2a.TaskStatus{
+		State:     a2a.TaskStateFailed,
+		Timestamp: &ts,
+		Message:   a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("the task's workflow was ended outside the A2A protocol")),
+	}}, nil
+}
+
+// CancelTask cancels a task and returns once its work has stopped.
+func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if req.ID == "" {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, "id is required")
+	}
+	p := h.principal(ctx)
+	p.Tenant = tenantOf(ctx, req.Tenant)
+	info, err := h.describe(ctx, p, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	notCancelable := a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is in a terminal state", req.ID))
+	if !info.running {
+		return nil, notCancelable
+	}
+	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   string(req.ID),
+		UpdateName:   workflows.UpdateCancel,
+		Args:         []any{workflows.CancelInput{Metadata: req.Metadata}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		var task a2a.Task
+		if err = handle.Get(ctx, &task); err == nil {
+			return &task, nil
+		}
+	}
+	if isCompleted(err) {
+		return nil, notCancelable
+	}
+	return nil, h.mapError(ctx, err, "cancel task")
+}
+
+// ListTasks is not served yet; the card does not claim it.
+func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "ListTasks is not supported yet")
+}
+
+// SendStreamingMessage is refused: the card says streaming is not supported.
+func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(nil, a2a.NewError(a2a.ErrUnsupportedOperation, "streaming is not supported (capabilities.streaming is false)"))
+	}
+}
+
+// SubscribeToTask is refused: the card says streaming is not supported.
+func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return h.SendStreamingMessage(ctx, nil)
+}
+
+var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "push notifications are not supported (capabilities.pushNotifications is false)")
+
+// GetTaskPushConfig is refused: push notifications are not offered.
+func (h *Handler) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	return nil, errNoPush
+}
+
+// ListTaskPushConfigs is refused: push notifications are not offered.
+func (h *Handler) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	return nil, errNoPush
+}
+
+// CreateTaskPushConfig is refused: push notifications are not offered.
+func (h *Handler) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return nil, errNoPush
+}
+
+// DeleteTaskPushConfig is refused: push notifications are not offered.
+func (h *Handler) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
+	return errNoPush
+}
+
+// GetExtendedAgentCard is refused: the card does not claim an extended card.
+func (h *Handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "no extended agent card (capabilities.extendedAgentCard is false)")
+}
+
+type taskInfo struct {
+	contextID string
+	running   bool
+	closeTime time.Time
+}
+
+// describe finds a task's workflow and checks the caller may see it; a task
+// of another owner or tenant is reported exactly as a missing one.
+func (h *Handler) describe(ctx context.Context, p Principal, id a2a.TaskID) (taskInfo, error) {
+	notFound := a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+	if _, err := uuid.Parse(string(id)); err != nil {
+		return taskInfo{}, notFound // not an ID this server makes
+	}
+	resp, err := h.temporal.DescribeWorkflowExecution(ctx, string(id), "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return taskInfo{}, notFound
+		}
+		return taskInfo{}, h.mapError(ctx, err, "describe task")
+	}
+	ex := resp.GetWorkflowExecutionInfo()
+	if ex.GetType().GetName() != workflows.TaskWorkflowName {
+		return taskInfo{}, notFound
+	}
+	memo := ex.GetMemo().GetFields()
+	if memoString(memo, workflows.MemoOwner) != p.Owner || memoString(memo, workflows.MemoTenant) != p.Tenant {
+		return taskInfo{}, notFound
+	}
+	info := taskInfo{
+		contextID: memoString(memo, workflows.MemoContextID),
+		running:   ex.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
+	}
+	if ct := ex.GetCloseTime(); ct != nil {
+		info.closeTime = ct.AsTime().UTC()
+	}
+	return info, nil
+}
+
+func memoString(m map[string]*commonpb.Payload, key string) string {
+	var s string
+	if p, ok := m[key]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &s)
+	}
+	return s
+}
+
+// isCompleted reports an error that says the workflow has already closed.
+func isCompleted(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}
+
+// mapError turns a Temporal error into the A2A error the client should see.
+func (h *Handler) mapError(ctx context.Context, err error, op string) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		switch appErr.Type() {
+		case workflows.ErrTypeUnsupported:
+			return a2a.NewError(a2a.ErrUnsupportedOperation, appErr.Message())
+		case workflows.ErrTypeNotCancelable:
+			return a2a.NewError(a2a.ErrTaskNotCancelable, appErr.Message())
+		case workflows.ErrTypeInvalidParams:
+			return a2a.NewError(a2a.ErrInvalidParams, appErr.Message())
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	h.log.ErrorContext(ctx, "temporal call failed", "op", op, "err", err)
+	return a2a.NewError(a2a.ErrInternalError, op+" failed: the task engine is unavailable, try again")
+}

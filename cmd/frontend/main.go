@@ -1,0 +1,40 @@
+// Command frontend serves the A2A protocol; tasks run on whatever Temporal
+// cluster the TEMPORAL_* settings name, executed by separate workers.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/durable-a2a/orchestrator/stack"
+)
+
+func main() {
+	var fl stack.FrontendFlags
+	flag.StringVar(&fl.Addr, "addr", "127.0.0.1:8080", "A2A HTTP listen address (JSON-RPC, HTTP+JSON, Agent Card)")
+	flag.StringVar(&fl.GRPCAddr, "grpc-addr", "", "A2A gRPC listen address (empty: no gRPC)")
+	flag.StringVar(&fl.PublicURL, "public-url", "", "base URL written in the Agent Card (default http://<addr>)")
+	flag.BoolVar(&fl.Insecure, "insecure", false, "serve on a non-loopback address without authentication")
+	flag.Parse()
+
+	log := stack.Logger()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, ns, err := stack.Dial(ctx, "", log)
+	if err != nil {
+		log.Error("frontend failed", "err", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	err = stack.RunFrontend(ctx, c, ns, fl, log, func(cardURL string) {
+		fmt.Printf("Agent Card: %s\n", cardURL)
+	})
+	if err != nil {
+		log.Error("frontend failed", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,202 @@
+// Package embedded runs a single-process Temporal server whose state lives in
+// a SQLite file, so that the whole product runs from one command and survives
+// restarts.
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	tlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+const clusterName = "active"
+
+// Config says where the embedded server keeps its data and what it creates.
+type Config struct {
+	// DataDir holds the SQLite file. Empty means in memory (tests only).
+	DataDir string
+	// IP to bind the Temporal frontend to; defaults to 127.0.0.1.
+	IP string
+	// FrontendPort for the Temporal gRPC frontend; 0 picks a free port.
+	FrontendPort int
+	// Namespace created on first start.
+	Namespace string
+	// SearchAttributes created with the namespace on first start.
+	SearchAttributes map[string]enumspb.IndexedValueType
+	// LogLevel of the server's own logs, written to stdout; default "error"
+	// (its warnings are too chatty for a development console).
+	LogLevel string
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	srv      temporal.Server
+	hostPort string
+}
+
+// HostPort is the address of the Temporal frontend (gRPC).
+func (s *Server) HostPort() string { return s.hostPort }
+
+// Stop shuts the server down.
+func (s *Server) Stop() error { return s.srv.Stop() }
+
+// DynamicConfig holds the tuning the embedded server ships with. A one-shard
+// server reads its transfer queue 20 times a second by default, which puts up
+// to 50 ms on every workflow step; several task-queue partitions leave bursts
+// of first workflow tasks unpicked on a small machine.
+func DynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():         1000,
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+	}
+}
+
+// Start creates (on first start) and starts the server.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.IP == "" {
+		cfg.IP = "127.0.0.1"
+	}
+	if cfg.LogLevel == "" {
+		cfg.LogLevel = "error"
+	}
+	ports, err := freePorts(cfg.IP, 9)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.FrontendPort == 0 {
+		cfg.FrontendPort = ports[0]
+	}
+
+	sqlCfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		ConnectAttributes: map[string]string{},
+	}
+	if cfg.DataDir == "" {
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = "mem" + strconv.Itoa(cfg.FrontendPort)
+	} else {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		sqlCfg.DatabaseName = filepath.Join(cfg.DataDir, "temporal.db")
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["_synchronous"] = "2" // FULL: a kill -9 loses nothing acknowledged
+		if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("set up schema: %w", err)
+			}
+		}
+	}
+	if cfg.DataDir == "" {
+		if err := sqlite.SetupSchema(sqlCfg); err != nil {
+			return nil, fmt.Errorf("set up schema: %w", err)
+		}
+	}
+	ns, err := sqlite.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("namespace config: %w", err)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
+		return nil, fmt.Errorf("create namespace: %w", err)
+	}
+
+	hostPort := net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))
+	svc := func(grpcPort, membershipPort int) config.Service {
+		return config.Service{RPC: config.RPC{
+			GRPCPort: grpcPort, MembershipPort: membershipPort, BindOnIP: cfg.IP,
+		}}
+	}
+	sc := &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: cfg.IP},
+			Metrics: &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+				ListenAddress: net.JoinHostPort(cfg.IP, strconv.Itoa(ports[1])), HandlerPath: "/metrics",
+			}},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: hostPort},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			"frontend": svc(cfg.FrontendPort, ports[2]),
+			"history":  svc(ports[3], ports[4]),
+			"matching": svc(ports[5], ports[6]),
+			"worker":   svc(ports[7], ports[8]),
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		PublicClient: config.PublicClient{HostPort: hostPort},
+	}
+
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(sc),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Stdout: true, Level: cfg.LogLevel}))),
+		temporal.WithDynamicConfigClient(DynamicConfig()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	return &Server{srv: srv, hostPort: hostPort}, nil
+}
+
+// freePorts asks the kernel for n distinct free ports.
+func freePorts(ip string, n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

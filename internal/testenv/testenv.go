@@ -1,0 +1,118 @@
+// Package testenv starts what the tests run against: a real embedded
+// Temporal server, a worker and the A2A frontend on 127.0.0.1, in process.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/embedded"
+	"github.com/durable-a2a/orchestrator/skills"
+	"github.com/durable-a2a/orchestrator/stack"
+)
+
+// Env is a running stack.
+type Env struct {
+	Temporal *embedded.Server
+	Client   client.Client
+	Demo     *activities.Demo
+	// BaseURL of the A2A frontend, such as http://127.0.0.1:41234.
+	BaseURL string
+	// GRPCAddr of the frontend's gRPC binding.
+	GRPCAddr string
+	Log      *slog.Logger
+
+	worker worker.Worker
+	stop   []func()
+}
+
+// Start brings up Temporal (data in dataDir, or in memory when empty), a
+// worker and a frontend.
+func Start(dataDir string) (*Env, error) {
+	e := &Env{Demo: &activities.Demo{}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
+	if err != nil {
+		return nil, err
+	}
+	e.Temporal = srv
+	e.stop = append(e.stop, func() { _ = srv.Stop() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _, err := stack.Dial(ctx, srv.HostPort(), e.Log)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.Client = c
+	e.stop = append(e.stop, c.Close)
+	if err := e.StartWorker(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if err := e.startFrontend(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// StartWorker starts a worker (again, after StopWorker).
+func (e *Env) StartWorker() error {
+	e.worker = stack.NewWorker(e.Client, skills.Demo(), e.Demo)
+	if err := e.worker.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	return nil
+}
+
+// StopWorker stops the worker: tasks wait in Temporal until one runs again.
+func (e *Env) StopWorker() {
+	e.worker.Stop()
+	e.worker = nil
+}
+
+func (e *Env) startFrontend() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	e.BaseURL = "http://" + ln.Addr().String()
+	e.GRPCAddr = gln.Addr().String()
+	card := stack.Agent
+	card.BaseURL = e.BaseURL
+	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.Demo(), Card: card, Log: e.Log}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := f.Serve(ctx, ln, gln); err != nil {
+			e.Log.Error("frontend stopped", "err", err)
+		}
+	}()
+	e.stop = append(e.stop, func() { cancel(); <-done })
+	return nil
+}
+
+// Close stops everything, last started first.
+func (e *Env) Close() {
+	if e.worker != nil {
+		e.worker.Stop()
+		e.worker = nil
+	}
+	for i := len(e.stop) - 1; i >= 0; i-- {
+		e.stop[i]()
+	}
+	e.stop = nil
+}

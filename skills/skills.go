@@ -1,0 +1,171 @@
+// Package skills is the catalog of what this agent can do: each skill's card
+// entry, the check the frontend runs before a task starts, an optional quick
+// reply that needs no task, and the workflow code that does the work.
+package skills
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/workflows"
+)
+
+// MetaSkill is the message metadata key that picks a skill.
+const MetaSkill = "skill"
+
+// Def is one skill.
+type Def struct {
+	Card a2a.AgentSkill
+	// Validate rejects a first message the skill cannot take (-32602).
+	Validate func(*a2a.Message) error
+	// Reply, when it returns a message, answers at once with no task.
+	Reply func(*a2a.Message) *a2a.Message
+	Run   workflows.Skill
+}
+
+// Catalog holds the skills by ID, and which one a message gets by default.
+type Catalog struct {
+	Default string
+	Defs    map[string]Def
+}
+
+// Demo is the catalog of the built-in demo agent.
+func Demo() *Catalog {
+	c := &Catalog{Default: "work", Defs: map[string]Def{}}
+	c.Defs["work"] = Def{
+		Card: a2a.AgentSkill{
+			ID:          "work",
+			Name:        "Durable work",
+			Description: "Processes the text it is sent in a durable activity and returns the result as an artifact. Set message metadata \"delay\" (a Go duration such as \"30s\") to make it take that long, so it can be watched and canceled. Send \"help\" for a quick reply without a task.",
+			Tags:        []string{"demo", "durable"},
+			Examples:    []string{"count the words in this sentence", "help"},
+			InputModes:  []string{"text/plain"},
+			OutputModes: []string{"text/plain"},
+		},
+		Validate: func(m *a2a.Message) error {
+			_, err := delayOf(m)
+			return err
+		},
+		Reply: func(m *a2a.Message) *a2a.Message {
+			if !strings.EqualFold(strings.TrimSpace(TextOf(m)), "help") {
+				return nil
+			}
+			return a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(
+				"Send any text and I will process it as a durable task; add metadata {\"delay\":\"30s\"} to make it slow."))
+		},
+		Run: runWork,
+	}
+	return c
+}
+
+// Workflows returns the run functions for the task workflow.
+func (c *Catalog) Workflows() workflows.Skills {
+	out := workflows.Skills{}
+	for id, d := range c.Defs {
+		out[id] = d.Run
+	}
+	return out
+}
+
+// Cards lists the skills for the Agent Card, in a stable order.
+func (c *Catalog) Cards() []a2a.AgentSkill {
+	out := make([]a2a.AgentSkill, 0, len(c.Defs))
+	for _, d := range c.Defs {
+		out = append(out, d.Card)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Pick returns the skill a message asks for.
+func (c *Catalog) Pick(m *a2a.Message) (string, Def, error) {
+	id := c.Default
+	if v, ok := m.Metadata[MetaSkill]; ok {
+		s, isString := v.(string)
+		if !isString {
+			return "", Def{}, fmt.Errorf("message.metadata.skill must be a string")
+		}
+		id = s
+	}
+	d, ok := c.Defs[id]
+	if !ok {
+		return "", Def{}, fmt.Errorf("message.metadata.skill: unknown skill %q (known: %s)", id, strings.Join(c.ids(), ", "))
+	}
+	return id, d, nil
+}
+
+func (c *Catalog) ids() []string {
+	ids := make([]string, 0, len(c.Defs))
+	for id := range c.Defs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// TextOf joins the text parts of a message.
+func TextOf(m *a2a.Message) string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if t, ok := p.Content.(a2a.Text); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(string(t))
+		}
+	}
+	return b.String()
+}
+
+const maxDelay = 24 * time.Hour
+
+func delayOf(m *a2a.Message) (time.Duration, error) {
+	v, ok := m.Metadata["delay"]
+	if !ok {
+		return 0, nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		return 0, fmt.Errorf("message.metadata.delay must be a duration string such as \"30s\"")
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > maxDelay {
+		return 0, fmt.Errorf("message.metadata.delay: %q is not a duration between 0 and %s", s, maxDelay)
+	}
+	return d, nil
+}
+
+// runWork is the demo skill: one activity, its result as an artifact.
+func runWork(s *workflows.Session) error {
+	msg := s.Input().Message
+	delay, err := delayOf(msg)
+	if err != nil {
+		return s.Reject(err.Error())
+	}
+	if err := s.Working("working on it"); err != nil {
+		return err
+	}
+	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
+		StartToCloseTimeout: delay + time.Minute,
+		HeartbeatTimeout:    5 * time.Second,
+		// A cancel returns only once the work has really stopped.
+		WaitForCancellation: true,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+	})
+	var out string
+	if err := workflow.ExecuteActivity(ctx, activities.DemoWorkName,
+		activities.WorkInput{Text: TextOf(msg), Delay: delay}).Get(ctx, &out); err != nil {
+		return err
+	}
+	if err := s.Artifact("result", a2a.NewTextPart(out)); err != nil {
+		return err
+	}
+	return s.Complete("")
+}

@@ -1,0 +1,97 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-a2a/orchestrator/a2a/server"
+	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/skills"
+)
+
+// FrontendFlags are the settings of an A2A frontend process.
+type FrontendFlags struct {
+	Addr      string // HTTP listen address
+	GRPCAddr  string // gRPC listen address; empty turns gRPC off
+	PublicURL string // base URL written in the card; default http://Addr
+	Insecure  bool   // allow a non-loopback address without authentication
+}
+
+// Agent describes this agent in its card.
+var Agent = server.CardOptions{
+	Name:        "Durable A2A Orchestrator",
+	Description: "An A2A agent whose every task is a Temporal workflow: tasks survive crashes of any process and wait as long as they must.",
+	Version:     "0.1.0",
+}
+
+// RunFrontend listens and serves the A2A frontend until ctx ends.
+func RunFrontend(ctx context.Context, c client.Client, namespace string, fl FrontendFlags, log *slog.Logger, ready func(cardURL string)) error {
+	if err := checkExposure(fl); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", fl.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", fl.Addr, err)
+	}
+	var grpcLn net.Listener
+	if fl.GRPCAddr != "" {
+		if grpcLn, err = net.Listen("tcp", fl.GRPCAddr); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen on %s: %w", fl.GRPCAddr, err)
+		}
+	}
+	base := fl.PublicURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	card := Agent
+	card.BaseURL = base
+	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.Demo(), Card: card, Log: log}
+	if ready != nil {
+		ready(base + "/.well-known/agent-card.json")
+	}
+	return f.Serve(ctx, ln, grpcLn)
+}
+
+// checkExposure refuses to serve beyond this machine with no authentication
+// (none is built yet) unless told to.
+func checkExposure(fl FrontendFlags) error {
+	for _, a := range []string{fl.Addr, fl.GRPCAddr} {
+		if a == "" || fl.Insecure {
+			continue
+		}
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return fmt.Errorf("address %q: %w", a, err)
+		}
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return fmt.Errorf("refusing to serve on %s without authentication; use a loopback address or pass -insecure", a)
+		}
+	}
+	return nil
+}
+
+// RunWorker runs the worker until ctx ends.
+func RunWorker(ctx context.Context, c client.Client, namespace string, demo *activities.Demo) error {
+	if err := EnsureSearchAttributes(ctx, c, namespace); err != nil {
+		return err
+	}
+	w := NewWorker(c, skills.Demo(), demo)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+// Logger is the processes' structured logger.
+func Logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

@@ -1,0 +1,154 @@
+// Package stack wires the product's processes: a Temporal client from the
+// standard TEMPORAL_* settings, the worker, and the A2A frontend. The
+// commands and the tests build on it, so every path runs the same code.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/grpc"
+
+	"github.com/durable-a2a/orchestrator/a2a/server"
+	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/skills"
+	"github.com/durable-a2a/orchestrator/workflows"
+)
+
+// SearchAttributes are the custom search attributes task workflows set.
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	workflows.SAContextID.GetName():  enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SAOwner.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SATenant.GetName():     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SAState.GetName():      enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SAStatusTime.GetName(): enumspb.INDEXED_VALUE_TYPE_DATETIME,
+}
+
+// Dial connects to Temporal. hostPort, when set, overrides TEMPORAL_ADDRESS
+// (the embedded server passes its own); everything else comes from the
+// standard TEMPORAL_* settings and config file. It returns the namespace too.
+func Dial(ctx context.Context, hostPort string, log *slog.Logger) (client.Client, string, error) {
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return nil, "", fmt.Errorf("load TEMPORAL_* client settings: %w", err)
+	}
+	if hostPort != "" {
+		opts.HostPort = hostPort
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	opts.Logger = tlog.NewStructuredLogger(quiet(log))
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("connect to Temporal at %q: %w", opts.HostPort, err)
+	}
+	return c, opts.Namespace, nil
+}
+
+// quiet keeps the SDK's logs at warnings and above.
+func quiet(log *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{Handler: log.Handler(), min: slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// EnsureSearchAttributes registers the task search attributes in the
+// namespace where they are missing (a cluster other than the embedded one).
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for name, typ := range SearchAttributes {
+		if _, ok := resp.GetCustomAttributes()[name]; !ok {
+			missing[name] = typ
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: namespace, SearchAttributes: missing,
+	}); err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}
+
+// NewWorker makes a worker for the task workflows and their activities.
+func NewWorker(c client.Client, catalog *skills.Catalog, demo *activities.Demo) worker.Worker {
+	w := worker.New(c, workflows.TaskQueue, worker.Options{})
+	(&workflows.Tasks{Skills: catalog.Workflows()}).Register(w)
+	demo.Register(w)
+	return w
+}
+
+// Frontend is the A2A server.
+type Frontend struct {
+	Temporal  client.Client
+	Namespace string
+	Catalog   *skills.Catalog
+	Card      server.CardOptions
+	Log       *slog.Logger
+}
+
+// Serve answers A2A requests on ln (and gRPC on grpcLn when not nil) until
+// ctx ends, then finishes the requests in flight.
+func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listener) error {
+	h := server.NewHandler(f.Temporal, f.Namespace, f.Catalog, f.Log)
+	card := f.Card
+	card.Skills = f.Catalog.Cards()
+	if grpcLn != nil {
+		card.GRPCAddr = grpcLn.Addr().String()
+	}
+	mux, err := server.NewHTTPHandler(h, server.NewCard(card), f.Log)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	var gs *grpc.Server
+	if grpcLn != nil {
+		gs = grpc.NewServer()
+		a2agrpc.NewHandler(h).RegisterWith(gs)
+		go func() { errc <- gs.Serve(grpcLn) }()
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if gs != nil {
+		gs.GracefulStop()
+	}
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}

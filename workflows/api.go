@@ -1,0 +1,67 @@
+// Package workflows holds the Temporal workflow behind every A2A task, and
+// the skills that run inside it. One task is one workflow; the workflow ID is
+// the A2A task ID.
+package workflows
+
+import (
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+)
+
+// TaskQueue is the Temporal task queue served by the workers.
+const TaskQueue = "a2a-tasks"
+
+// Names of the workflow type and its handlers, shared with the frontend.
+const (
+	TaskWorkflowName = "A2ATask"
+	UpdateSend       = "a2a.SendMessage"
+	UpdateCancel     = "a2a.CancelTask"
+	QueryTask        = "a2a.GetTask"
+)
+
+// Application error types the handlers return; the frontend maps them to
+// A2A errors.
+const (
+	ErrTypeUnsupported   = "UnsupportedOperation"
+	ErrTypeNotCancelable = "TaskNotCancelable"
+	ErrTypeInvalidParams = "InvalidParams"
+)
+
+// Search attributes every task workflow carries, so that tasks can be listed
+// by context, owner and state without asking each workflow.
+var (
+	SAContextID  = temporal.NewSearchAttributeKeyKeyword("A2AContextId")
+	SAOwner      = temporal.NewSearchAttributeKeyKeyword("A2AOwner")
+	SATenant     = temporal.NewSearchAttributeKeyKeyword("A2ATenant")
+	SAState      = temporal.NewSearchAttributeKeyKeyword("A2AState")
+	SAStatusTime = temporal.NewSearchAttributeKeyTime("A2AStatusTime")
+)
+
+// Memo keys set at start; the frontend reads them with DescribeWorkflowExecution
+// to check access before it asks the workflow anything.
+const (
+	MemoContextID = "contextId"
+	MemoOwner     = "owner"
+	MemoTenant    = "tenant"
+)
+
+// TaskInput starts a task workflow.
+type TaskInput struct {
+	TaskID    a2a.TaskID   `json:"taskId"`
+	ContextID string       `json:"contextId"`
+	Owner     string       `json:"owner"`
+	Tenant    string       `json:"tenant"`
+	Skill     string       `json:"skill"`
+	Message   *a2a.Message `json:"message"`
+}
+
+// SendInput is the argument of the UpdateSend handler.
+type SendInput struct {
+	Message           *a2a.Message `json:"message"`
+	ReturnImmediately bool         `json:"returnImmediately,omitempty"`
+}
+
+// CancelInput is the argument of the UpdateCancel handler.
+type CancelInput struct {
+	Metadata map[string]any `json:"metadata,omitempty"`
+}

@@ -1,0 +1,98 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Skill is the work behind a task. It runs as workflow code, so it must be
+// deterministic: side effects go through activities started on s.Ctx().
+// It ends the task by returning: nil completes it (unless it already set a
+// terminal state), an error fails it.
+type Skill func(s *Session) error
+
+// Session is what a skill sees of its task.
+type Session struct {
+	ctx   workflow.Context
+	state *taskState
+	input TaskInput
+}
+
+// ErrCanceled is returned by Session methods once the client canceled the task.
+var ErrCanceled = errors.New("task canceled")
+
+// Ctx is the workflow context of the task's work; it is canceled when the
+// client cancels the task, which cancels any activity started on it.
+func (s *Session) Ctx() workflow.Context { return s.ctx }
+
+// Input is what started the task.
+func (s *Session) Input() TaskInput { return s.input }
+
+// TaskID of this task.
+func (s *Session) TaskID() a2a.TaskID { return s.state.Task.ID }
+
+// ContextID of this task.
+func (s *Session) ContextID() string { return s.state.Task.ContextID }
+
+// Working moves the task to WORKING, with an optional progress note.
+func (s *Session) Working(note string) error {
+	return s.state.setStatus(s.ctx, a2a.TaskStateWorking, s.agentMessage(note))
+}
+
+// Artifact adds a result to the task.
+func (s *Session) Artifact(name string, parts ...*a2a.Part) error {
+	s.state.addArtifact(&a2a.Artifact{ID: s.newArtifactID(), Name: name, Parts: parts}, false, false)
+	return nil
+}
+
+// Complete ends the task successfully.
+func (s *Session) Complete(note string) error {
+	return s.state.setStatus(s.ctx, a2a.TaskStateCompleted, s.agentMessage(note))
+}
+
+// Reject ends the task: the agent will not do it.
+func (s *Session) Reject(reason string) error {
+	return s.state.setStatus(s.ctx, a2a.TaskStateRejected, s.agentMessage(reason))
+}
+
+// Ask moves the task to INPUT_REQUIRED (or AUTH_REQUIRED) with a question and
+// waits, durably and for as long as it takes, for the client's next message.
+func (s *Session) Ask(state a2a.TaskState, question string) (*a2a.Message, error) {
+	if !Interrupted(state) {
+		return nil, fmt.Errorf("ask needs an interrupted state, not %s", state)
+	}
+	if err := s.state.setStatus(s.ctx, state, s.agentMessage(question)); err != nil {
+		return nil, err
+	}
+	if err := workflow.Await(s.ctx, func() bool { return len(s.state.Inbox) > 0 }); err != nil {
+		return nil, ErrCanceled
+	}
+	msg := s.state.Inbox[0]
+	s.state.Inbox = s.state.Inbox[1:]
+	return msg, nil
+}
+
+func (s *Session) agentMessage(text string) *a2a.Message {
+	if text == "" {
+		return nil
+	}
+	return agentMessage(s.state, text)
+}
+
+func (s *Session) newArtifactID() a2a.ArtifactID { return a2a.ArtifactID(s.state.newID("artifact")) }
+
+// agentMessage builds the agent's message by hand: a2a.NewMessage draws a
+// random ID, which workflow code must not.
+func agentMessage(st *taskState, text string) *a2a.Message {
+	return &a2a.Message{ID: st.newID("msg"), Role: a2a.MessageRoleAgent, Parts: a2a.ContentParts{a2a.NewTextPart(text)}}
+}
+
+// newID makes an ID that replays identically: derived from the task and the
+// position in its event log, not from randomness.
+func (s *taskState) newID(kind string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", s.Task.ID, kind, len(s.Events))).String()
+}

@@ -1,0 +1,138 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Skills maps a skill ID to the code that runs it.
+type Skills map[string]Skill
+
+// Tasks runs A2A tasks as workflows with the given skills.
+type Tasks struct {
+	Skills Skills
+}
+
+// Register adds the task workflow to a worker.
+func (t *Tasks) Register(r interface {
+	RegisterWorkflowWithOptions(any, workflow.RegisterOptions)
+}) {
+	r.RegisterWorkflowWithOptions(t.Run, workflow.RegisterOptions{Name: TaskWorkflowName})
+}
+
+// Run is the task workflow: it accepts the first message, runs the skill, and
+// ends when the task reaches a terminal state, returning the final task.
+func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
+	st := newTaskState(in)
+	workCtx, cancelWork := workflow.WithCancel(ctx)
+	// The first message is the task's before any handler runs, so that the
+	// Update-with-Start delivering it finds it already applied.
+	st.acceptMessage(in.Message)
+	if err := st.setStatus(ctx, a2a.TaskStateSubmitted, nil); err != nil {
+		return nil, err
+	}
+
+	if err := workflow.SetQueryHandler(ctx, QueryTask, func() (*a2a.Task, error) {
+		return st.snapshot(), nil
+	}); err != nil {
+		return nil, fmt.Errorf("set query handler: %w", err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSend,
+		func(ctx workflow.Context, in SendInput) (*a2a.Task, error) {
+			if !st.Seen[in.Message.ID] {
+				st.acceptMessage(in.Message)
+				st.Inbox = append(st.Inbox, in.Message)
+				if err := st.setStatus(ctx, a2a.TaskStateWorking, nil); err != nil {
+					return nil, err
+				}
+			}
+			if !in.ReturnImmediately {
+				if err := workflow.Await(ctx, st.settled); err != nil {
+					return nil, err
+				}
+			}
+			return st.snapshot(), nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in SendInput) error {
+			switch {
+			case in.Message == nil || in.Message.ID == "":
+				return temporal.NewApplicationError("message with messageId required", ErrTypeInvalidParams)
+			case st.Seen[in.Message.ID]:
+				return nil // a resend: answered with the task as it is
+			case st.Task.Status.State.Terminal():
+				return temporal.NewApplicationError(
+					fmt.Sprintf("task %s is %s and accepts no more messages", st.Task.ID, st.Task.Status.State), ErrTypeUnsupported)
+			case !Interrupted(st.Task.Status.State) || st.CancelRequested:
+				return temporal.NewApplicationError(
+					fmt.Sprintf("task %s is %s: it takes a new message only when it asks for input", st.Task.ID, st.Task.Status.State),
+					ErrTypeUnsupported)
+			}
+			return nil
+		}}); err != nil {
+		return nil, fmt.Errorf("set send handler: %w", err)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel,
+		func(ctx workflow.Context, _ CancelInput) (*a2a.Task, error) {
+			st.CancelRequested = true
+			cancelWork()
+			if err := workflow.Await(ctx, func() bool { return st.Task.Status.State.Terminal() }); err != nil {
+				return nil, err
+			}
+			return st.snapshot(), nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, _ CancelInput) error {
+			if st.Task.Status.State.Terminal() {
+				return temporal.NewApplicationError(
+					fmt.Sprintf("task %s is already %s", st.Task.ID, st.Task.Status.State), ErrTypeNotCancelable)
+			}
+			return nil
+		}}); err != nil {
+		return nil, fmt.Errorf("set cancel handler: %w", err)
+	}
+
+	skill := t.Skills[in.Skill]
+	var err error
+	if skill == nil {
+		err = st.setStatus(ctx, a2a.TaskStateRejected, agentMessage(st, fmt.Sprintf("unknown skill %q", in.Skill)))
+	} else {
+		err = skill(&Session{ctx: workCtx, state: st, input: in})
+	}
+	if err := finish(ctx, st, err); err != nil {
+		return nil, err
+	}
+	// Let blocked SendMessage/CancelTask calls see the final state.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return nil, err
+	}
+	return st.snapshot(), nil
+}
+
+// finish puts the task in its terminal state once the skill has returned.
+func finish(ctx workflow.Context, st *taskState, skillErr error) error {
+	state := st.Task.Status.State
+	if state.Terminal() {
+		return nil
+	}
+	switch {
+	case st.CancelRequested:
+		return st.setStatus(ctx, a2a.TaskStateCanceled, agentMessage(st, "canceled by the client"))
+	case skillErr != nil:
+		var appErr *temporal.ApplicationError
+		msg := skillErr.Error()
+		if errors.As(skillErr, &appErr) {
+			msg = appErr.Message()
+		}
+		return st.setStatus(ctx, a2a.TaskStateFailed, agentMessage(st, msg))
+	case Interrupted(state) || state == a2a.TaskStateSubmitted:
+		// A skill that returns without finishing its work: count it done, via
+		// WORKING since an interrupted task cannot complete directly.
+		if err := st.setStatus(ctx, a2a.TaskStateWorking, nil); err != nil {
+			return err
+		}
+	}
+	return st.setStatus(ctx, a2a.TaskStateCompleted, nil)
+}
