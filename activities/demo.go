@@ -46,7 +46,7 @@ func (d *Demo) Work(ctx context.Context, in WorkInput) (string, error) {
 		select {
 		case <-ctx.Done():
 			d.Canceled.Add(1)
-			return "", fmt.Errorf("demo work stopped: %w", ctx.Err())
+			return "", ctx.Err() // reported to the workflow as a cancellation, not a failure
 		case <-tick.C:
 		}
 	}

@@ -77,13 +77,22 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "error"
 	}
-	ports, err := freePorts(cfg.IP, 9)
+	if cfg.FrontendPort == 0 {
+		p, err := FreePortBase(cfg.IP)
+		if err != nil {
+			return nil, err
+		}
+		cfg.FrontendPort = p
+	}
+	metricsPort, err := freePort(cfg.IP)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.FrontendPort == 0 {
-		cfg.FrontendPort = ports[0]
-	}
+	// The four services listen on fixed offsets from the frontend port, so a
+	// restart after a crash rejoins the cluster under the same addresses; new
+	// addresses would leave the dead process's members in the ring, and task
+	// queues routed to them stall for most of a minute.
+	port := func(off int) int { return cfg.FrontendPort + off }
 
 	sqlCfg := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
@@ -91,7 +100,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if cfg.DataDir == "" {
 		sqlCfg.ConnectAttributes["mode"] = "memory"
-		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.ConnectAttributes["cache"] = "shared" // the plugin sets up the schema of an in-memory database itself
 		sqlCfg.DatabaseName = "mem" + strconv.Itoa(cfg.FrontendPort)
 	} else {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
@@ -105,11 +114,6 @@ func Start(cfg Config) (*Server, error) {
 			if err := sqlite.SetupSchema(sqlCfg); err != nil {
 				return nil, fmt.Errorf("set up schema: %w", err)
 			}
-		}
-	}
-	if cfg.DataDir == "" {
-		if err := sqlite.SetupSchema(sqlCfg); err != nil {
-			return nil, fmt.Errorf("set up schema: %w", err)
 		}
 	}
 	ns, err := sqlite.NewNamespaceConfig(clusterName, cfg.Namespace, false, cfg.SearchAttributes)
@@ -130,7 +134,7 @@ func Start(cfg Config) (*Server, error) {
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: cfg.IP},
 			Metrics: &metrics.Config{Prometheus: &metrics.PrometheusConfig{
-				ListenAddress: net.JoinHostPort(cfg.IP, strconv.Itoa(ports[1])), HandlerPath: "/metrics",
+				ListenAddress: net.JoinHostPort(cfg.IP, strconv.Itoa(metricsPort)), HandlerPath: "/metrics",
 			}},
 		},
 		Persistence: config.Persistence{
@@ -150,10 +154,10 @@ func Start(cfg Config) (*Server, error) {
 		},
 		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
 		Services: map[string]config.Service{
-			"frontend": svc(cfg.FrontendPort, ports[2]),
-			"history":  svc(ports[3], ports[4]),
-			"matching": svc(ports[5], ports[6]),
-			"worker":   svc(ports[7], ports[8]),
+			"frontend": svc(port(0), port(portSpan/2)),
+			"history":  svc(port(1), port(portSpan/2+1)),
+			"matching": svc(port(2), port(portSpan/2+2)),
+			"worker":   svc(port(3), port(portSpan/2+3)),
 		},
 		Archival: config.Archival{
 			History:    config.HistoryArchival{State: "disabled"},
@@ -181,22 +185,43 @@ func Start(cfg Config) (*Server, error) {
 	return &Server{srv: srv, hostPort: hostPort}, nil
 }
 
-// freePorts asks the kernel for n distinct free ports.
-func freePorts(ip string, n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+// portSpan is how many ports from the frontend port the server uses:
+// gRPC of the four services at +0..+3, their membership ports at +10..+13.
+const portSpan = 20
+
+// FreePortBase finds a frontend port whose whole span of ports is free.
+func FreePortBase(ip string) (int, error) {
+	for range 50 {
+		base, err := freePort(ip)
 		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
+			return 0, err
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		if base+portSpan > 65535 {
+			continue
+		}
+		if spanFree(ip, base) {
+			return base, nil
+		}
 	}
-	return ports, nil
+	return 0, fmt.Errorf("no free block of %d ports on %s", portSpan, ip)
+}
+
+func spanFree(ip string, base int) bool {
+	for _, off := range []int{0, 1, 2, 3, portSpan / 2, portSpan/2 + 1, portSpan/2 + 2, portSpan/2 + 3} {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(base+off)))
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
+}
+
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -154,7 +154,7 @@ func runWork(s *workflows.Session) error {
 	}
 	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
 		StartToCloseTimeout: delay + time.Minute,
-		HeartbeatTimeout:    5 * time.Second,
+		HeartbeatTimeout:    2 * time.Second,
 		// A cancel returns only once the work has really stopped.
 		WaitForCancellation: true,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},

@@ -61,6 +61,11 @@ func newTaskID(p Principal, messageID string) a2a.TaskID {
 	return a2a.TaskID(uuid.NewSHA1(taskNamespace, []byte(p.Tenant+"\x00"+p.Owner+"\x00"+messageID)).String())
 }
 
+// sendUpdateID is fresh for every call: the workflow itself recognises a
+// resent message by its messageId and answers with the task as it is now,
+// where Temporal's update-ID dedupe would replay the first call's answer.
+func sendUpdateID() string { return uuid.NewString() }
+
 // SendMessage starts a task, or delivers a message to the task it names.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	if err := validateSend(req); err != nil {
@@ -131,7 +136,7 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 	handle, err := h.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID:     "msg-" + msg.ID,
+			UpdateID:     sendUpdateID(),
 			UpdateName:   workflows.UpdateSend,
 			Args:         []any{workflows.SendInput{Message: &stored, ReturnImmediately: returnNow}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -169,7 +174,7 @@ func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Messag
 	stored.ContextID = info.contextID
 	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   string(msg.TaskID),
-		UpdateID:     "msg-" + msg.ID,
+		UpdateID:     sendUpdateID(),
 		UpdateName:   workflows.UpdateSend,
 		Args:         []any{workflows.SendInput{Message: &stored, ReturnImmediately: returnNow}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
