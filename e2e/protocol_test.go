@@ -146,7 +146,7 @@ func TestCancelStopsTheWork(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			c := newClient(t, env.BaseURL, b)
 			ctx := ctxT(t)
-			canceledBefore, completedBefore := env.Demo.Canceled.Load(), env.Demo.Completed.Load()
+			canceledBefore, completedBefore := env.Acts.Demo.Canceled.Load(), env.Acts.Demo.Completed.Load()
 			task := send(t, c, &a2a.SendMessageRequest{
 				Message: userMsg("take your time", map[string]any{"delay": "30s"}),
 				Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
@@ -164,10 +164,10 @@ func TestCancelStopsTheWork(t *testing.T) {
 			// The task is CANCELED only once its activity has stopped (the
 			// workflow waits for the cancellation to reach it), or if the
 			// activity never started.
-			if env.Demo.Completed.Load() != completedBefore {
+			if env.Acts.Demo.Completed.Load() != completedBefore {
 				t.Errorf("the canceled work ran to completion")
 			}
-			if env.Demo.Canceled.Load() == canceledBefore && len(canceled.Artifacts) > 0 {
+			if env.Acts.Demo.Canceled.Load() == canceledBefore && len(canceled.Artifacts) > 0 {
 				t.Errorf("the work was not stopped")
 			}
 			if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
@@ -209,14 +209,14 @@ func TestGetTaskHistoryLength(t *testing.T) {
 func TestResentMessageMakesOneTask(t *testing.T) {
 	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
 	other := newClient(t, env.BaseURL, a2a.TransportProtocolHTTPJSON)
-	before := env.Demo.Completed.Load()
+	before := env.Acts.Demo.Completed.Load()
 	m := userMsg("only once", nil)
 	first := send(t, c, &a2a.SendMessageRequest{Message: m})
 	second := send(t, other, &a2a.SendMessageRequest{Message: m})
 	if first.ID != second.ID {
 		t.Fatalf("resend made a second task: %s and %s", first.ID, second.ID)
 	}
-	if n := env.Demo.Completed.Load() - before; n != 1 {
+	if n := env.Acts.Demo.Completed.Load() - before; n != 1 {
 		t.Errorf("the work ran %d times, want once", n)
 	}
 	diff := userMsg("only once", nil) // same text, new messageId: a new task

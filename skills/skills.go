@@ -62,6 +62,7 @@ func Demo() *Catalog {
 		},
 		Run: runWork,
 	}
+	c.Defs["book-flight"] = Def{Card: flightCard, Run: runFlight}
 	return c
 }
 

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
-	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/skills"
 )
 
@@ -78,11 +77,15 @@ func checkExposure(fl FrontendFlags) error {
 }
 
 // RunWorker runs the worker until ctx ends.
-func RunWorker(ctx context.Context, c client.Client, namespace string, demo *activities.Demo) error {
+func RunWorker(ctx context.Context, c client.Client, namespace string) error {
 	if err := EnsureSearchAttributes(ctx, c, namespace); err != nil {
 		return err
 	}
-	w := NewWorker(c, skills.Demo(), demo)
+	acts, err := NewActivities(os.Getenv("A2A_LEDGER_DIR"))
+	if err != nil {
+		return err
+	}
+	w := NewWorker(c, skills.Demo(), acts)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -96,11 +96,28 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	return nil
 }
 
+// Activities are the side effects the worker runs.
+type Activities struct {
+	Demo    *activities.Demo
+	Flights *activities.Flights
+}
+
+// NewActivities makes the activities; ledgerDir is where bookings are
+// recorded (empty: in memory).
+func NewActivities(ledgerDir string) (*Activities, error) {
+	l, err := activities.NewLedger(ledgerDir)
+	if err != nil {
+		return nil, err
+	}
+	return &Activities{Demo: &activities.Demo{}, Flights: &activities.Flights{Ledger: l}}, nil
+}
+
 // NewWorker makes a worker for the task workflows and their activities.
-func NewWorker(c client.Client, catalog *skills.Catalog, demo *activities.Demo) worker.Worker {
+func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities) worker.Worker {
 	w := worker.New(c, workflows.TaskQueue, worker.Options{})
 	(&workflows.Tasks{Skills: catalog.Workflows()}).Register(w)
-	demo.Register(w)
+	acts.Demo.Register(w)
+	acts.Flights.Register(w)
 	return w
 }
 

@@ -44,6 +44,13 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSend,
 		func(ctx workflow.Context, in SendInput) (*a2a.Task, error) {
 			if !st.Seen[in.Message.ID] {
+				// Validators of updates delivered together all run before
+				// their handlers: the first reply wins, the others are refused.
+				if !Interrupted(st.Task.Status.State) || st.CancelRequested {
+					return nil, temporal.NewApplicationError(
+						fmt.Sprintf("task %s is %s: another message was accepted first", st.Task.ID, st.Task.Status.State),
+						ErrTypeUnsupported)
+				}
 				st.acceptMessage(in.Message)
 				st.Inbox = append(st.Inbox, in.Message)
 				if err := st.setStatus(ctx, a2a.TaskStateWorking, nil); err != nil {

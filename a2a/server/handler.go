@@ -61,11 +61,6 @@ func newTaskID(p Principal, messageID string) a2a.TaskID {
 	return a2a.TaskID(uuid.NewSHA1(taskNamespace, []byte(p.Tenant+"\x00"+p.Owner+"\x00"+messageID)).String())
 }
 
-// sendUpdateID is fresh for every call: the workflow itself recognises a
-// resent message by its messageId and answers with the task as it is now,
-// where Temporal's update-ID dedupe would replay the first call's answer.
-func sendUpdateID() string { return uuid.NewString() }
-
 // SendMessage starts a task, or delivers a message to the task it names.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	if err := validateSend(req); err != nil {
@@ -136,7 +131,10 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 	handle, err := h.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID:     sendUpdateID(),
+			// Fresh per call: the workflow recognises a resent message by its
+			// messageId and answers with the task as it is now, where
+			// Temporal's update-ID dedupe would replay the first answer.
+			UpdateID:     uuid.NewString(),
 			UpdateName:   workflows.UpdateSend,
 			Args:         []any{workflows.SendInput{Message: &stored, ReturnImmediately: returnNow}},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -166,28 +164,25 @@ func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Messag
 		return nil, a2a.NewError(a2a.ErrInvalidParams,
 			fmt.Sprintf("message.contextId %q does not match the context of task %s", msg.ContextID, msg.TaskID))
 	}
-	if !info.running {
+	terminal := func() (*a2a.Task, error) {
+		// A resend of a message the task took before it finished gets the task.
+		if task, err := h.finalTask(ctx, msg.TaskID, info); err == nil && hasMessage(task, msg.ID) {
+			return task, nil
+		}
 		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
 			fmt.Sprintf("task %s is in a terminal state and accepts no more messages", msg.TaskID))
+	}
+	if !info.running {
+		return terminal()
 	}
 	stored := *msg
 	stored.ContextID = info.contextID
-	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   string(msg.TaskID),
-		UpdateID:     sendUpdateID(),
-		UpdateName:   workflows.UpdateSend,
-		Args:         []any{workflows.SendInput{Message: &stored, ReturnImmediately: returnNow}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
+	task, err := h.update(ctx, msg.TaskID, workflows.UpdateSend, workflows.SendInput{Message: &stored, ReturnImmediately: returnNow})
 	if err == nil {
-		var task a2a.Task
-		if err = handle.Get(ctx, &task); err == nil {
-			return &task, nil
-		}
+		return task, nil
 	}
-	if isCompleted(err) {
-		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
-			fmt.Sprintf("task %s is in a terminal state and accepts no more messages", msg.TaskID))
+	if h.closedMeanwhile(ctx, msg.TaskID, err) {
+		return terminal()
 	}
 	return nil, h.mapError(ctx, err, "send message")
 }
@@ -272,19 +267,11 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if !info.running {
 		return nil, notCancelable
 	}
-	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   string(req.ID),
-		UpdateName:   workflows.UpdateCancel,
-		Args:         []any{workflows.CancelInput{Metadata: req.Metadata}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
+	task, err := h.update(ctx, req.ID, workflows.UpdateCancel, workflows.CancelInput{Metadata: req.Metadata})
 	if err == nil {
-		var task a2a.Task
-		if err = handle.Get(ctx, &task); err == nil {
-			return &task, nil
-		}
+		return task, nil
 	}
-	if isCompleted(err) {
+	if h.closedMeanwhile(ctx, req.ID, err) {
 		return nil, notCancelable
 	}
 	return nil, h.mapError(ctx, err, "cancel task")
@@ -379,6 +366,65 @@ func memoString(m map[string]*commonpb.Payload, key string) string {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &s)
 	}
 	return s
+}
+
+// update runs an Update on a task's workflow and returns the task it answers
+// with. An update that meets a failed workflow task (it raced the workflow's
+// completion) never ran, so it is sent again; the workflow dedupes messages
+// by messageId, so nothing is applied twice.
+func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg any) (*a2a.Task, error) {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+			}
+		}
+		var handle client.WorkflowUpdateHandle
+		handle, err = h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			WorkflowID:   string(id),
+			UpdateID:     uuid.NewString(),
+			UpdateName:   name,
+			Args:         []any{arg},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err == nil {
+			var task a2a.Task
+			if err = handle.Get(ctx, &task); err == nil {
+				return &task, nil
+			}
+		}
+		var appErr *temporal.ApplicationError
+		if errors.As(err, &appErr) || isCompleted(err) || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// closedMeanwhile reports whether an update failed because the task's
+// workflow closed after it was described (the update then never ran).
+func (h *Handler) closedMeanwhile(ctx context.Context, id a2a.TaskID, err error) bool {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) || ctx.Err() != nil {
+		return false
+	}
+	if isCompleted(err) {
+		return true
+	}
+	resp, derr := h.temporal.DescribeWorkflowExecution(ctx, string(id), "")
+	return derr == nil && resp.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+func hasMessage(t *a2a.Task, id string) bool {
+	for _, m := range t.History {
+		if m.ID == id && m.Role == a2a.MessageRoleUser {
+			return true
+		}
+	}
+	return false
 }
 
 // isCompleted reports an error that says the workflow has already closed.

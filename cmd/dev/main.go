@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/embedded"
 	"github.com/durable-a2a/orchestrator/stack"
 )
@@ -54,7 +53,7 @@ func run(dataDir string, temporalPort int, fl stack.FrontendFlags) error {
 	defer c.Close()
 
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return stack.RunWorker(ctx, c, "default", &activities.Demo{}) })
+	g.Go(func() error { return stack.RunWorker(ctx, c, "default") })
 	g.Go(func() error {
 		return stack.RunFrontend(ctx, c, "default", fl, log, func(cardURL string) {
 			fmt.Printf("Temporal:   %s (namespace default, data in %s)\n", srv.HostPort(), dataDir)

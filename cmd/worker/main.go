@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
@@ -24,7 +23,7 @@ func main() {
 	}
 	defer c.Close()
 	fmt.Println("Worker started.")
-	if err := stack.RunWorker(ctx, c, ns, &activities.Demo{}); err != nil {
+	if err := stack.RunWorker(ctx, c, ns); err != nil {
 		log.Error("worker failed", "err", err)
 		os.Exit(1)
 	}

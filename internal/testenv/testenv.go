@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/embedded"
 	"github.com/durable-a2a/orchestrator/skills"
 	"github.com/durable-a2a/orchestrator/stack"
@@ -23,7 +22,7 @@ import (
 type Env struct {
 	Temporal *embedded.Server
 	Client   client.Client
-	Demo     *activities.Demo
+	Acts     *stack.Activities
 	// BaseURL of the A2A frontend, such as http://127.0.0.1:41234.
 	BaseURL string
 	// GRPCAddr of the frontend's gRPC binding.
@@ -37,7 +36,11 @@ type Env struct {
 // Start brings up Temporal (data in dataDir, or in memory when empty), a
 // worker and a frontend.
 func Start(dataDir string) (*Env, error) {
-	e := &Env{Demo: &activities.Demo{}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	acts, err := stack.NewActivities("")
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Acts: acts, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
 	if err != nil {
 		return nil, err
@@ -66,7 +69,7 @@ func Start(dataDir string) (*Env, error) {
 
 // StartWorker starts a worker (again, after StopWorker).
 func (e *Env) StartWorker() error {
-	e.worker = stack.NewWorker(e.Client, skills.Demo(), e.Demo)
+	e.worker = stack.NewWorker(e.Client, skills.Demo(), e.Acts)
 	if err := e.worker.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
