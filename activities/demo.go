@@ -22,8 +22,10 @@ type WorkInput struct {
 }
 
 // Demo is the demo skill's activity. Its counters let tests see how often the
-// work really ran to the end and how often it was stopped by a cancel.
+// work really ran to the end and how often it was stopped by a cancel; the
+// ledger records each task's finished work once, across processes.
 type Demo struct {
+	Ledger    Ledger
 	Completed atomic.Int64
 	Canceled  atomic.Int64
 }
@@ -49,6 +51,9 @@ func (d *Demo) Work(ctx context.Context, in WorkInput) (string, error) {
 			return "", ctx.Err() // reported to the workflow as a cancellation, not a failure
 		case <-tick.C:
 		}
+	}
+	if _, err := d.Ledger.Apply("work-" + activity.GetInfo(ctx).WorkflowExecution.ID); err != nil {
+		return "", err
 	}
 	d.Completed.Add(1)
 	words := len(strings.Fields(in.Text))

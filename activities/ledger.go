@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -13,8 +14,8 @@ import (
 type Ledger interface {
 	// Apply records key; it reports false when key was applied before.
 	Apply(key string) (bool, error)
-	// Count is how many distinct effects were applied.
-	Count() (int, error)
+	// Count is how many distinct effects whose key starts with prefix were applied.
+	Count(prefix string) (int, error)
 }
 
 // NewLedger keeps the ledger in dir (one file per effect, created with
@@ -44,10 +45,16 @@ func (l *memLedger) Apply(key string) (bool, error) {
 	return true, nil
 }
 
-func (l *memLedger) Count() (int, error) {
+func (l *memLedger) Count(prefix string) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.seen), nil
+	n := 0
+	for k := range l.seen {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 type dirLedger string
@@ -67,10 +74,16 @@ func (d dirLedger) Apply(key string) (bool, error) {
 	return true, f.Close()
 }
 
-func (d dirLedger) Count() (int, error) {
+func (d dirLedger) Count(prefix string) (int, error) {
 	entries, err := os.ReadDir(string(d))
 	if err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
 	}
-	return len(entries), nil
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			n++
+		}
+	}
+	return n, nil
 }

@@ -52,7 +52,7 @@ func TestFlightAsksForWhatItLacks(t *testing.T) {
 	for _, b := range bindings {
 		t.Run(string(b), func(t *testing.T) {
 			c := newClient(t, env.BaseURL, b)
-			booked, _ := env.Acts.Flights.Ledger.Count()
+			booked, _ := env.Acts.Flights.Ledger.Count("flight-")
 
 			task := send(t, c, &a2a.SendMessageRequest{Message: flightMsg("I need a flight", nil)})
 			expectState(t, task, a2a.TaskStateInputRequired, "from")
@@ -66,7 +66,7 @@ func TestFlightAsksForWhatItLacks(t *testing.T) {
 			if got := artifactText(task, "booking"); !strings.Contains(got, "Helsinki -> Rovaniemi on 2026-12-20") {
 				t.Errorf("booking = %q", got)
 			}
-			if n, _ := env.Acts.Flights.Ledger.Count(); n != booked+1 {
+			if n, _ := env.Acts.Flights.Ledger.Count("flight-"); n != booked+1 {
 				t.Errorf("%d bookings made, want 1", n-booked)
 			}
 			// Resending the last answer (a client retry) returns the task and
@@ -87,11 +87,11 @@ func TestAuthRequiredRound(t *testing.T) {
 	expectState(t, task, a2a.TaskStateCompleted, "")
 
 	// Refusing the payment ends the task REJECTED, with nothing booked.
-	booked, _ := env.Acts.Flights.Ledger.Count()
+	booked, _ := env.Acts.Flights.Ledger.Count("flight-")
 	task = send(t, c, &a2a.SendMessageRequest{Message: flightMsg("from Oulu to Ivalo on 2026-12-25", map[string]any{"requirePayment": true})})
 	task = send(t, c, &a2a.SendMessageRequest{Message: reply(task, "no thanks")})
 	expectState(t, task, a2a.TaskStateRejected, "not authorized")
-	if n, _ := env.Acts.Flights.Ledger.Count(); n != booked {
+	if n, _ := env.Acts.Flights.Ledger.Count("flight-"); n != booked {
 		t.Error("a rejected payment booked a flight")
 	}
 }

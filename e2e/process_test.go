@@ -138,8 +138,8 @@ func TestSeparateProcesses(t *testing.T) {
 }
 
 // TestDevStackSurvivesKill9 runs the single command, kills it with SIGKILL
-// while a task is working, starts it again on the same data directory, and
-// sees the task carry on to completion.
+// while a task is working and another waits for input, starts it again on
+// the same data directory, and sees both carry on to completion.
 func TestDevStackSurvivesKill9(t *testing.T) {
 	dataDir := t.TempDir()
 	addr := freeAddr(t)
@@ -154,6 +154,8 @@ func TestDevStackSurvivesKill9(t *testing.T) {
 
 	c := newClient(t, base, a2a.TransportProtocolJSONRPC)
 	done := send(t, c, &a2a.SendMessageRequest{Message: userMsg("before the crash", nil)})
+	waiting := send(t, c, &a2a.SendMessageRequest{Message: flightMsg("from Inari to Enontekio", nil)})
+	expectState(t, waiting, a2a.TaskStateInputRequired, "date")
 	working := send(t, c, &a2a.SendMessageRequest{
 		Message: userMsg("through the crash", map[string]any{"delay": "3s"}),
 		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
@@ -176,6 +178,9 @@ func TestDevStackSurvivesKill9(t *testing.T) {
 	// A blocking resend of the same message waits for the task it made.
 	again := send(t, c, &a2a.SendMessageRequest{Message: working.History[0]})
 	t.Logf("working task completed at %v", time.Since(t0))
+	// The task that was waiting for input still waits, and takes the answer.
+	answered := send(t, c, &a2a.SendMessageRequest{Message: reply(waiting, "2027-06-01")})
+	expectState(t, answered, a2a.TaskStateCompleted, "")
 	if again.ID != working.ID || again.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("working task after restart: %s %s, want %s COMPLETED", again.ID, again.Status.State, working.ID)
 	}

@@ -109,7 +109,7 @@ func NewActivities(ledgerDir string) (*Activities, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Activities{Demo: &activities.Demo{}, Flights: &activities.Flights{Ledger: l}}, nil
+	return &Activities{Demo: &activities.Demo{Ledger: l}, Flights: &activities.Flights{Ledger: l}}, nil
 }
 
 // NewWorker makes a worker for the task workflows and their activities.

@@ -1,0 +1,182 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/embedded"
+	"github.com/durable-a2a/orchestrator/stack"
+)
+
+// procStack is a frontend and a worker, each its own process, on one
+// Temporal server, recording side effects in a ledger directory.
+type procStack struct {
+	t        *testing.T
+	temporal []string
+	ledger   string
+	base     string
+	addr     string
+	worker   *proc
+	frontend *proc
+}
+
+func newProcStack(t *testing.T) *procStack {
+	srv, err := embedded.Start(embedded.Config{SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	s := &procStack{
+		t:        t,
+		temporal: []string{"TEMPORAL_ADDRESS=" + srv.HostPort(), "TEMPORAL_NAMESPACE=default"},
+		ledger:   t.TempDir(),
+		addr:     freeAddr(t),
+	}
+	s.base = "http://" + s.addr
+	s.startWorker()
+	s.startFrontend()
+	return s
+}
+
+func (s *procStack) startWorker() {
+	s.worker = startProc(s.t, "worker", append(s.temporal, "A2A_LEDGER_DIR="+s.ledger))
+}
+
+func (s *procStack) startFrontend() {
+	s.frontend = startProc(s.t, "frontend", s.temporal, "-addr", s.addr)
+	waitReady(s.t, s.base)
+}
+
+func (s *procStack) effects(prefix string) int {
+	l, err := activities.NewLedger(s.ledger)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	n, err := l.Count(prefix)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+// TestWorkerKilledLosesNothing kills the worker (SIGKILL) while tasks are
+// WORKING and while others wait in INPUT_REQUIRED, answers the waiting ones
+// while no worker runs, and restarts it: every task ends as it would have
+// without the crash, and every booking and piece of work happened once.
+func TestWorkerKilledLosesNothing(t *testing.T) {
+	s := newProcStack(t)
+	c := newClient(t, s.base, a2a.TransportProtocolJSONRPC)
+
+	const nFlights, nWork = 4, 3
+	var flights, work []*a2a.Task
+	for range nFlights {
+		task := send(t, c, &a2a.SendMessageRequest{Message: flightMsg("from Helsinki to Oulu", nil)})
+		expectState(t, task, a2a.TaskStateInputRequired, "date")
+		flights = append(flights, task)
+	}
+	for range nWork {
+		work = append(work, send(t, c, &a2a.SendMessageRequest{
+			Message: userMsg("work through a crash", map[string]any{"delay": "2s"}),
+			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+		}))
+	}
+	s.worker.kill()
+
+	// Answer while no worker runs: the calls wait for one.
+	var wg sync.WaitGroup
+	answered := make([]*a2a.Task, nFlights)
+	errs := make([]error, nFlights)
+	for i, task := range flights {
+		wg.Go(func() {
+			res, err := c.SendMessage(ctxT(t), &a2a.SendMessageRequest{Message: reply(task, "2027-05-0"+string(rune('1'+i)))})
+			errs[i] = err
+			if tk, ok := res.(*a2a.Task); ok {
+				answered[i] = tk
+			}
+		})
+	}
+	s.startWorker()
+	wg.Wait()
+
+	for i := range flights {
+		if errs[i] != nil {
+			t.Fatalf("answer %d: %v", i, errs[i])
+		}
+		expectState(t, answered[i], a2a.TaskStateCompleted, "")
+		if !strings.Contains(artifactText(answered[i], "booking"), "2027-05-0") {
+			t.Errorf("booking %d = %q", i, artifactText(answered[i], "booking"))
+		}
+	}
+	for _, w := range work {
+		done := send(t, c, &a2a.SendMessageRequest{Message: w.History[0]}) // blocking resend waits for it
+		expectState(t, done, a2a.TaskStateCompleted, "")
+	}
+	if n := s.effects("flight-"); n != nFlights {
+		t.Errorf("%d flights booked, want %d", n, nFlights)
+	}
+	if n := s.effects("work-"); n != nWork {
+		t.Errorf("work done for %d tasks, want %d", n, nWork)
+	}
+}
+
+// TestFrontendKilledDuringBlockingSend kills the frontend while a client
+// waits on a blocking SendMessage; the client's retry with the same
+// messageId, through the restarted frontend, gets the task, not a second one.
+func TestFrontendKilledDuringBlockingSend(t *testing.T) {
+	s := newProcStack(t)
+	c := newClient(t, s.base, a2a.TransportProtocolJSONRPC)
+	msg := userMsg("survive the frontend", map[string]any{"delay": "2s"})
+
+	callErr := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+		callErr <- err
+	}()
+	// Wait until the task exists (its work has been recorded as started by
+	// the workflow), then kill the frontend mid-call.
+	waitFor(t, func() bool { return s.taskWorking(t, c, msg) }, "task to start")
+	s.frontend.kill()
+	if err := <-callErr; err == nil {
+		t.Fatal("the blocking call survived its frontend being killed")
+	}
+
+	s.startFrontend()
+	c = newClient(t, s.base, a2a.TransportProtocolJSONRPC)
+	task := send(t, c, &a2a.SendMessageRequest{Message: msg})
+	expectState(t, task, a2a.TaskStateCompleted, "")
+	if n := s.effects("work-"); n != 1 {
+		t.Errorf("work done %d times, want once", n)
+	}
+}
+
+// taskWorking reports whether the task the message creates is working, by
+// resending it with returnImmediately (which never creates a second task).
+func (s *procStack) taskWorking(t *testing.T, c interface {
+	SendMessage(context.Context, *a2a.SendMessageRequest) (a2a.SendMessageResult, error)
+}, msg *a2a.Message) bool {
+	res, err := c.SendMessage(ctxT(t), &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		return false
+	}
+	task, ok := res.(*a2a.Task)
+	return ok && task.Status.State == a2a.TaskStateWorking
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+}
