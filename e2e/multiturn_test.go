@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"go.temporal.io/api/workflowservice/v1"
 	"strings"
 	"sync"
 	"testing"
@@ -190,3 +191,49 @@ func TestCancelRacingReply(t *testing.T) {
 }
 
 var _ = a2aclient.Config{}
+
+// TestManyRounds takes one task through 500 question-and-answer rounds: the
+// workflow continues as new many times (the test worker does so every few
+// rounds), and the task keeps its whole A2A history and its identity.
+func TestManyRounds(t *testing.T) {
+	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
+	task := send(t, c, &a2a.SendMessageRequest{Message: flightMsg("from Lahti to Kuopio", nil)})
+	const rounds = 500
+	for i := range rounds {
+		expectState(t, task, a2a.TaskStateInputRequired, "date")
+		task = send(t, c, &a2a.SendMessageRequest{Message: reply(task, "not a date, try again"+strings.Repeat("!", i%3))})
+	}
+	expectState(t, task, a2a.TaskStateInputRequired, "date")
+	task = send(t, c, &a2a.SendMessageRequest{Message: reply(task, "2027-07-07")})
+	expectState(t, task, a2a.TaskStateCompleted, "")
+
+	full, err := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, m := range full.History {
+		if m.Role == a2a.MessageRoleUser {
+			users++
+		}
+	}
+	if users != rounds+2 {
+		t.Errorf("history has %d user messages, want %d", users, rounds+2)
+	}
+	ten := 10
+	last, err := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: task.ID, HistoryLength: &ten})
+	if err != nil || len(last.History) != 10 {
+		t.Fatalf("historyLength 10: %d messages, %v", len(last.History), err)
+	}
+	runs := 0
+	it, err := env.Client.ListWorkflow(ctxT(t), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: "WorkflowId = '" + string(task.ID) + "'",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs = len(it.GetExecutions())
+	if runs < 10 {
+		t.Errorf("the task ran in %d workflow runs; it should have continued as new many times", runs)
+	}
+}

@@ -97,15 +97,26 @@ func (f *flightSlots) next() (slot, question string) {
 
 // runFlight is the flight skill: a durable conversation, then one booking.
 func runFlight(s *workflows.Session) error {
+	// The checkpoint lets the conversation resume where it was after the
+	// task continues as new, however many rounds it takes.
 	var slots flightSlots
-	slots.fill(s.Input().Message, "")
-	if err := s.Working("checking your request"); err != nil {
+	resumed, err := s.Restore(&slots)
+	if err != nil {
 		return err
+	}
+	if !resumed {
+		slots.fill(s.Input().Message, "")
+		if err := s.Working("checking your request"); err != nil {
+			return err
+		}
 	}
 	for {
 		slot, question := slots.next()
 		if slot == "" {
 			break
+		}
+		if err := s.Checkpoint(slots); err != nil {
+			return err
 		}
 		answer, err := s.Ask(a2a.TaskStateInputRequired, question)
 		if err != nil {
@@ -114,6 +125,9 @@ func runFlight(s *workflows.Session) error {
 		slots.fill(answer, slot)
 	}
 	if pay, _ := s.Input().Message.Metadata["requirePayment"].(bool); pay {
+		if err := s.Checkpoint(slots); err != nil {
+			return err
+		}
 		answer, err := s.Ask(a2a.TaskStateAuthRequired,
 			"This booking needs a payment authorization. Reply \"authorize\" to approve the charge (the demo takes it in-band).")
 		if err != nil {

@@ -85,7 +85,7 @@ func RunWorker(ctx context.Context, c client.Client, namespace string) error {
 	if err != nil {
 		return err
 	}
-	w := NewWorker(c, skills.Demo(), acts)
+	w := NewWorker(c, skills.Demo(), acts, 0)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -113,9 +113,11 @@ func NewActivities(ledgerDir string) (*Activities, error) {
 }
 
 // NewWorker makes a worker for the task workflows and their activities.
-func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities) worker.Worker {
+// historyLimit is when a waiting task continues as new (0: when Temporal
+// suggests it).
+func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities, historyLimit int) worker.Worker {
 	w := worker.New(c, workflows.TaskQueue, worker.Options{})
-	(&workflows.Tasks{Skills: catalog.Workflows()}).Register(w)
+	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: historyLimit}).Register(w)
 	acts.Demo.Register(w)
 	acts.Flights.Register(w)
 	return w

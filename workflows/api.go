@@ -53,6 +53,14 @@ type TaskInput struct {
 	Tenant    string       `json:"tenant"`
 	Skill     string       `json:"skill"`
 	Message   *a2a.Message `json:"message"`
+	// Carry is the state of a task continued as new, to keep its Temporal
+	// history short however many rounds it goes through.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Carry is what a task takes into its next run.
+type Carry struct {
+	State *taskState `json:"state"`
 }
 
 // SendInput is the argument of the UpdateSend handler.

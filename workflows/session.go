@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -17,10 +18,17 @@ type Skill func(s *Session) error
 
 // Session is what a skill sees of its task.
 type Session struct {
-	ctx   workflow.Context
-	state *taskState
-	input TaskInput
+	ctx          workflow.Context
+	state        *taskState
+	input        TaskInput
+	historyLimit int
+	// resuming: the task continued as new while interrupted; the skill's
+	// first Ask finds the question already asked and just waits.
+	resuming bool
 }
+
+// errContinueAsNew tells the workflow to continue as new: its history is long.
+var errContinueAsNew = errors.New("continue as new")
 
 // ErrCanceled is returned by Session methods once the client canceled the task.
 var ErrCanceled = errors.New("task canceled")
@@ -59,14 +67,46 @@ func (s *Session) Reject(reason string) error {
 	return s.state.setStatus(s.ctx, a2a.TaskStateRejected, s.agentMessage(reason))
 }
 
+// Checkpoint saves the skill's progress. A skill that asks more than a few
+// questions checkpoints before each Ask, so that it can resume from there
+// when the task continues as new.
+func (s *Session) Checkpoint(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	s.state.SkillState = b
+	return nil
+}
+
+// Restore loads the last checkpoint into v; false means there is none and
+// the skill starts from the beginning.
+func (s *Session) Restore(v any) (bool, error) {
+	if s.state.SkillState == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(s.state.SkillState, v); err != nil {
+		return false, fmt.Errorf("restore checkpoint: %w", err)
+	}
+	return true, nil
+}
+
 // Ask moves the task to INPUT_REQUIRED (or AUTH_REQUIRED) with a question and
 // waits, durably and for as long as it takes, for the client's next message.
 func (s *Session) Ask(state a2a.TaskState, question string) (*a2a.Message, error) {
 	if !Interrupted(state) {
 		return nil, fmt.Errorf("ask needs an interrupted state, not %s", state)
 	}
-	if err := s.state.setStatus(s.ctx, state, s.agentMessage(question)); err != nil {
-		return nil, err
+	if s.resuming {
+		s.resuming = false
+	} else {
+		if err := s.state.setStatus(s.ctx, state, s.agentMessage(question)); err != nil {
+			return nil, err
+		}
+		if s.historyTooLong() {
+			s.state.Waiting = true
+			return nil, errContinueAsNew
+		}
 	}
 	if err := workflow.Await(s.ctx, func() bool { return len(s.state.Inbox) > 0 }); err != nil {
 		return nil, ErrCanceled
@@ -74,6 +114,15 @@ func (s *Session) Ask(state a2a.TaskState, question string) (*a2a.Message, error
 	msg := s.state.Inbox[0]
 	s.state.Inbox = s.state.Inbox[1:]
 	return msg, nil
+}
+
+// historyTooLong: the workflow should continue as new while it waits.
+func (s *Session) historyTooLong() bool {
+	info := workflow.GetInfo(s.ctx)
+	if s.historyLimit > 0 {
+		return info.GetCurrentHistoryLength() > s.historyLimit
+	}
+	return info.GetContinueAsNewSuggested()
 }
 
 func (s *Session) agentMessage(text string) *a2a.Message {

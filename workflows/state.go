@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,9 +25,27 @@ type taskState struct {
 	// not yet taken by the skill.
 	Inbox           []*a2a.Message `json:"inbox"`
 	CancelRequested bool           `json:"cancelRequested"`
+	// SkillState is the skill's checkpoint, from which it resumes after a
+	// continue-as-new; Waiting says the task was interrupted at that point.
+	SkillState json.RawMessage `json:"skillState,omitempty"`
+	Waiting    bool            `json:"waiting,omitempty"`
 }
 
+// Bounds of what a task keeps: the newest messages of its history and the
+// newest events of its log.
+const (
+	maxHistory = 2000
+	maxEvents  = 1000
+)
+
 func newTaskState(in TaskInput) *taskState {
+	if in.Carry != nil && in.Carry.State != nil {
+		st := in.Carry.State
+		if st.Seen == nil {
+			st.Seen = map[string]bool{}
+		}
+		return st
+	}
 	return &taskState{
 		Task: a2a.Task{
 			ID:        in.TaskID,
@@ -123,7 +142,21 @@ func (s *taskState) addArtifact(art *a2a.Artifact, appendParts, lastChunk bool) 
 }
 
 func (s *taskState) log(ev a2a.Event) {
-	s.Events = append(s.Events, LoggedEvent{Seq: int64(len(s.Events)) + 1, Event: a2a.StreamResponse{Event: ev}})
+	s.Events = append(s.Events, LoggedEvent{Seq: s.lastSeq() + 1, Event: a2a.StreamResponse{Event: ev}})
+	if len(s.Events) > maxEvents {
+		s.Events = append([]LoggedEvent(nil), s.Events[len(s.Events)-maxEvents:]...)
+	}
+	if len(s.Task.History) > maxHistory {
+		s.Task.History = append([]*a2a.Message(nil), s.Task.History[len(s.Task.History)-maxHistory:]...)
+	}
+}
+
+// lastSeq is the sequence number of the newest event (0 when none).
+func (s *taskState) lastSeq() int64 {
+	if len(s.Events) == 0 {
+		return 0
+	}
+	return s.Events[len(s.Events)-1].Seq
 }
 
 // acceptMessage records a client message in the history.

@@ -15,6 +15,9 @@ type Skills map[string]Skill
 // Tasks runs A2A tasks as workflows with the given skills.
 type Tasks struct {
 	Skills Skills
+	// HistoryLimit is the Temporal history length at which a waiting task
+	// continues as new; 0 follows the server's suggestion.
+	HistoryLimit int
 }
 
 // Register adds the task workflow to a worker.
@@ -31,9 +34,13 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	workCtx, cancelWork := workflow.WithCancel(ctx)
 	// The first message is the task's before any handler runs, so that the
 	// Update-with-Start delivering it finds it already applied.
-	st.acceptMessage(in.Message)
-	if err := st.setStatus(ctx, a2a.TaskStateSubmitted, nil); err != nil {
-		return nil, err
+	resuming := st.Waiting
+	st.Waiting = false
+	if in.Carry == nil {
+		st.acceptMessage(in.Message)
+		if err := st.setStatus(ctx, a2a.TaskStateSubmitted, nil); err != nil {
+			return nil, err
+		}
 	}
 
 	if err := workflow.SetQueryHandler(ctx, QueryTask, func() (*a2a.Task, error) {
@@ -105,8 +112,26 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	var err error
 	if skill == nil {
 		err = st.setStatus(ctx, a2a.TaskStateRejected, agentMessage(st, fmt.Sprintf("unknown skill %q", in.Skill)))
-	} else {
-		err = skill(&Session{ctx: workCtx, state: st, input: in})
+	}
+	for skill != nil {
+		err = skill(&Session{ctx: workCtx, state: st, input: in, historyLimit: t.HistoryLimit, resuming: resuming})
+		if !errors.Is(err, errContinueAsNew) {
+			break
+		}
+		// Let blocked SendMessage calls answer from this run first. A message
+		// or a cancel that arrives meanwhile is handled in this run: the skill
+		// resumes from its checkpoint and finds it.
+		if err := workflow.Await(ctx, func() bool {
+			return workflow.AllHandlersFinished(ctx) || len(st.Inbox) > 0 || st.CancelRequested
+		}); err != nil {
+			return nil, err
+		}
+		if len(st.Inbox) == 0 && !st.CancelRequested {
+			next := in
+			next.Carry = &Carry{State: st}
+			return nil, workflow.NewContinueAsNewError(ctx, TaskWorkflowName, next)
+		}
+		st.Waiting, resuming = false, true
 	}
 	if err := finish(ctx, st, err); err != nil {
 		return nil, err

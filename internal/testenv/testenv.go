@@ -18,6 +18,10 @@ import (
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
+// HistoryLimit makes test tasks continue as new after a few rounds, so
+// that every multi-turn test crosses runs.
+const HistoryLimit = 60
+
 // Env is a running stack.
 type Env struct {
 	Temporal *embedded.Server
@@ -69,7 +73,7 @@ func Start(dataDir string) (*Env, error) {
 
 // StartWorker starts a worker (again, after StopWorker).
 func (e *Env) StartWorker() error {
-	e.worker = stack.NewWorker(e.Client, skills.Demo(), e.Acts)
+	e.worker = stack.NewWorker(e.Client, skills.Demo(), e.Acts, HistoryLimit)
 	if err := e.worker.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
