@@ -127,10 +127,13 @@ func TestAgentCard(t *testing.T) {
 			t.Errorf("card does not declare %s", b)
 		}
 	}
-	// Nothing is claimed that is not built yet.
+	// Streaming is built; nothing is claimed that is not.
 	caps := card["capabilities"].(map[string]any)
+	if caps["streaming"] != true {
+		t.Error("capabilities.streaming is not claimed")
+	}
 	for _, c := range []string{"streaming", "pushNotifications", "extendedAgentCard"} {
-		if caps[c] == true {
+		if c != "streaming" && caps[c] == true {
 			t.Errorf("capabilities.%s is claimed", c)
 		}
 	}

@@ -61,6 +61,8 @@ func (s *Server) Stop() error { return s.srv.Stop() }
 func DynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		dynamicconfig.TransferProcessorMaxPollRPS.Key():         1000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():            1000,
+		dynamicconfig.TimerProcessorMaxTimeShift.Key():          10 * time.Millisecond,
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 	}

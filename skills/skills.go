@@ -43,14 +43,17 @@ func Demo() *Catalog {
 		Card: a2a.AgentSkill{
 			ID:          "work",
 			Name:        "Durable work",
-			Description: "Processes the text it is sent in a durable activity and returns the result as an artifact. Set message metadata \"delay\" (a Go duration such as \"30s\") to make it take that long, so it can be watched and canceled. Send \"help\" for a quick reply without a task.",
+			Description: "Processes the text it is sent in a durable activity and returns the result as an artifact. Set message metadata \"delay\" (a Go duration such as \"30s\") to make it take that long, so it can be watched and canceled, and \"chunks\" (1 to 1000) to stream the result in that many pieces over the delay. Send \"help\" for a quick reply without a task.",
 			Tags:        []string{"demo", "durable"},
 			Examples:    []string{"count the words in this sentence", "help"},
 			InputModes:  []string{"text/plain"},
 			OutputModes: []string{"text/plain"},
 		},
 		Validate: func(m *a2a.Message) error {
-			_, err := delayOf(m)
+			if _, err := delayOf(m); err != nil {
+				return err
+			}
+			_, err := chunksOf(m)
 			return err
 		},
 		Reply: func(m *a2a.Message) *a2a.Message {
@@ -143,12 +146,34 @@ func delayOf(m *a2a.Message) (time.Duration, error) {
 	return d, nil
 }
 
-// runWork is the demo skill: one activity, its result as an artifact.
+const maxChunks = 1000
+
+func chunksOf(m *a2a.Message) (int, error) {
+	v, ok := m.Metadata["chunks"]
+	if !ok {
+		return 0, nil
+	}
+	f, isNumber := v.(float64)
+	if !isNumber || f != float64(int(f)) || f < 1 || f > maxChunks {
+		return 0, fmt.Errorf("message.metadata.chunks must be a whole number from 1 to %d", maxChunks)
+	}
+	return int(f), nil
+}
+
+// runWork is the demo skill: one activity, its result as an artifact
+// (streamed in chunks when asked).
 func runWork(s *workflows.Session) error {
 	msg := s.Input().Message
 	delay, err := delayOf(msg)
 	if err != nil {
 		return s.Reject(err.Error())
+	}
+	chunks, err := chunksOf(msg)
+	if err != nil {
+		return s.Reject(err.Error())
+	}
+	if chunks > 0 {
+		return streamWork(s, delay, chunks)
 	}
 	if err := s.Working("working on it"); err != nil {
 		return err
@@ -167,6 +192,24 @@ func runWork(s *workflows.Session) error {
 	}
 	if err := s.Artifact("result", a2a.NewTextPart(out)); err != nil {
 		return err
+	}
+	return s.Complete("")
+}
+
+// streamWork produces the result in chunks paced over the delay: each chunk
+// is a durable timer and an artifact-update event.
+func streamWork(s *workflows.Session, delay time.Duration, chunks int) error {
+	if err := s.Working("streaming the result"); err != nil {
+		return err
+	}
+	var id a2a.ArtifactID
+	for i := range chunks {
+		if pause := delay / time.Duration(chunks); pause > 0 {
+			if err := workflow.Sleep(s.Ctx(), pause); err != nil {
+				return err
+			}
+		}
+		id = s.ArtifactChunk(id, "result", i > 0, i == chunks-1, a2a.NewTextPart(fmt.Sprintf("chunk %d of %d\n", i+1, chunks)))
 	}
 	return s.Complete("")
 }

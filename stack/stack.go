@@ -130,6 +130,8 @@ type Frontend struct {
 	Catalog   *skills.Catalog
 	Card      server.CardOptions
 	Log       *slog.Logger
+	// KeepAlive is how often idle streams get an SSE comment (default 15s).
+	KeepAlive time.Duration
 }
 
 // Serve answers A2A requests on ln (and gRPC on grpcLn when not nil) until
@@ -141,7 +143,11 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	if grpcLn != nil {
 		card.GRPCAddr = grpcLn.Addr().String()
 	}
-	mux, err := server.NewHTTPHandler(h, server.NewCard(card), f.Log)
+	keepAlive := f.KeepAlive
+	if keepAlive == 0 {
+		keepAlive = 15 * time.Second
+	}
+	mux, err := server.NewHTTPHandler(h, server.NewCard(card), keepAlive, f.Log)
 	if err != nil {
 		return err
 	}

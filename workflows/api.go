@@ -17,6 +17,7 @@ const (
 	UpdateSend       = "a2a.SendMessage"
 	UpdateCancel     = "a2a.CancelTask"
 	QueryTask        = "a2a.GetTask"
+	QueryEvents      = "a2a.Events"
 )
 
 // Application error types the handlers return; the frontend maps them to
@@ -72,4 +73,21 @@ type SendInput struct {
 // CancelInput is the argument of the UpdateCancel handler.
 type CancelInput struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// TaskView is the task as a handler or query sees it, with the sequence
+// number of the newest event it reflects: a stream that starts from it
+// misses nothing and repeats nothing.
+type TaskView struct {
+	Task *a2a.Task `json:"task"`
+	Seq  int64     `json:"seq"`
+}
+
+// EventsView answers QueryEvents: the logged events after a sequence number.
+type EventsView struct {
+	Events []LoggedEvent `json:"events"`
+	// FirstSeq is the oldest event still in the log; a cursor before it has
+	// missed events that were dropped.
+	FirstSeq int64         `json:"firstSeq"`
+	State    a2a.TaskState `json:"state"`
 }

@@ -57,6 +57,17 @@ func (s *Session) Artifact(name string, parts ...*a2a.Part) error {
 	return nil
 }
 
+// ArtifactChunk streams an artifact in pieces: the first call (appendParts
+// false) creates it, later ones append to it, the one with last set ends it.
+// It returns the artifact's ID for the following chunks.
+func (s *Session) ArtifactChunk(id a2a.ArtifactID, name string, appendParts, last bool, parts ...*a2a.Part) a2a.ArtifactID {
+	if id == "" {
+		id = s.newArtifactID()
+	}
+	s.state.addArtifact(&a2a.Artifact{ID: id, Name: name, Parts: parts}, appendParts, last)
+	return id
+}
+
 // Complete ends the task successfully.
 func (s *Session) Complete(note string) error {
 	return s.state.setStatus(s.ctx, a2a.TaskStateCompleted, s.agentMessage(note))

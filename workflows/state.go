@@ -174,3 +174,22 @@ func (s *taskState) snapshot() *a2a.Task {
 	t.Artifacts = append([]*a2a.Artifact(nil), s.Task.Artifacts...)
 	return &t
 }
+
+func (s *taskState) view() *TaskView { return &TaskView{Task: s.snapshot(), Seq: s.lastSeq()} }
+
+// eventsAfter answers a stream's read from its cursor.
+func (s *taskState) eventsAfter(after int64, limit int) *EventsView {
+	v := &EventsView{State: s.Task.Status.State, FirstSeq: s.lastSeq() + 1}
+	if len(s.Events) > 0 {
+		v.FirstSeq = s.Events[0].Seq
+	}
+	for _, e := range s.Events {
+		if e.Seq > after {
+			v.Events = append(v.Events, e)
+			if len(v.Events) == limit {
+				break
+			}
+		}
+	}
+	return v
+}

@@ -43,13 +43,18 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 		}
 	}
 
-	if err := workflow.SetQueryHandler(ctx, QueryTask, func() (*a2a.Task, error) {
-		return st.snapshot(), nil
+	if err := workflow.SetQueryHandler(ctx, QueryTask, func() (*TaskView, error) {
+		return st.view(), nil
+	}); err != nil {
+		return nil, fmt.Errorf("set query handler: %w", err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int64) (*EventsView, error) {
+		return st.eventsAfter(after, 500), nil
 	}); err != nil {
 		return nil, fmt.Errorf("set query handler: %w", err)
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSend,
-		func(ctx workflow.Context, in SendInput) (*a2a.Task, error) {
+		func(ctx workflow.Context, in SendInput) (*TaskView, error) {
 			if !st.Seen[in.Message.ID] {
 				// Validators of updates delivered together all run before
 				// their handlers: the first reply wins, the others are refused.
@@ -69,7 +74,7 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 					return nil, err
 				}
 			}
-			return st.snapshot(), nil
+			return st.view(), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in SendInput) error {
 			switch {
@@ -90,13 +95,13 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 		return nil, fmt.Errorf("set send handler: %w", err)
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancel,
-		func(ctx workflow.Context, _ CancelInput) (*a2a.Task, error) {
+		func(ctx workflow.Context, _ CancelInput) (*TaskView, error) {
 			st.CancelRequested = true
 			cancelWork()
 			if err := workflow.Await(ctx, func() bool { return st.Task.Status.State.Terminal() }); err != nil {
 				return nil, err
 			}
-			return st.snapshot(), nil
+			return st.view(), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, _ CancelInput) error {
 			if st.Task.Status.State.Terminal() {

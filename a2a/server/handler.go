@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"time"
 
@@ -69,26 +68,26 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	p := h.principal(ctx)
 	p.Tenant = tenantOf(ctx, req.Tenant)
 	returnNow := req.Config != nil && req.Config.ReturnImmediately
-	var (
-		task *a2a.Task
-		err  error
-	)
-	if req.Message.TaskID != "" {
-		task, err = h.continueTask(ctx, p, req.Message, returnNow)
-	} else {
-		var reply *a2a.Message
-		reply, task, err = h.startTask(ctx, p, req.Message, returnNow)
-		if reply != nil {
-			return reply, nil
-		}
-	}
+	reply, view, err := h.send(ctx, p, req.Message, returnNow)
 	if err != nil {
 		return nil, err
 	}
-	return trimHistory(task, historyLength(req.Config)), nil
+	if reply != nil {
+		return reply, nil
+	}
+	return trimHistory(view.Task, historyLength(req.Config)), nil
 }
 
-func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Message, *a2a.Task, error) {
+// send starts a task or delivers the message to its task.
+func (h *Handler) send(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Message, *workflows.TaskView, error) {
+	if msg.TaskID != "" {
+		view, err := h.continueTask(ctx, p, msg, returnNow)
+		return nil, view, err
+	}
+	return h.startTask(ctx, p, msg, returnNow)
+}
+
+func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Message, *workflows.TaskView, error) {
 	skillID, def, err := h.catalog.Pick(msg)
 	if err != nil {
 		return nil, nil, a2a.NewError(a2a.ErrInvalidParams, err.Error())
@@ -141,21 +140,21 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 		},
 	})
 	if err == nil {
-		var task a2a.Task
-		if err = handle.Get(ctx, &task); err == nil {
-			return nil, &task, nil
+		var view workflows.TaskView
+		if err = handle.Get(ctx, &view); err == nil {
+			return nil, &view, nil
 		}
 	}
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) || isCompleted(err) {
 		// The task this message made has already finished: a resend gets it.
-		task, getErr := h.getTask(ctx, p, taskID)
-		return nil, task, getErr
+		view, getErr := h.getTask(ctx, p, taskID)
+		return nil, view, getErr
 	}
 	return nil, nil, h.mapError(ctx, err, "start task")
 }
 
-func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Task, error) {
+func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*workflows.TaskView, error) {
 	info, err := h.describe(ctx, p, msg.TaskID)
 	if err != nil {
 		return nil, err
@@ -164,10 +163,10 @@ func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Messag
 		return nil, a2a.NewError(a2a.ErrInvalidParams,
 			fmt.Sprintf("message.contextId %q does not match the context of task %s", msg.ContextID, msg.TaskID))
 	}
-	terminal := func() (*a2a.Task, error) {
+	terminal := func() (*workflows.TaskView, error) {
 		// A resend of a message the task took before it finished gets the task.
-		if task, err := h.finalTask(ctx, msg.TaskID, info); err == nil && hasMessage(task, msg.ID) {
-			return task, nil
+		if view, err := h.finalTask(ctx, msg.TaskID, info); err == nil && hasMessage(view.Task, msg.ID) {
+			return view, nil
 		}
 		return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
 			fmt.Sprintf("task %s is in a terminal state and accepts no more messages", msg.TaskID))
@@ -177,9 +176,9 @@ func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Messag
 	}
 	stored := *msg
 	stored.ContextID = info.contextID
-	task, err := h.update(ctx, msg.TaskID, workflows.UpdateSend, workflows.SendInput{Message: &stored, ReturnImmediately: returnNow})
+	view, err := h.update(ctx, msg.TaskID, workflows.UpdateSend, workflows.SendInput{Message: &stored, ReturnImmediately: returnNow})
 	if err == nil {
-		return task, nil
+		return view, nil
 	}
 	if h.closedMeanwhile(ctx, msg.TaskID, err) {
 		return terminal()
@@ -197,14 +196,14 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 	}
 	p := h.principal(ctx)
 	p.Tenant = tenantOf(ctx, req.Tenant)
-	task, err := h.getTask(ctx, p, req.ID)
+	view, err := h.getTask(ctx, p, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	return trimHistory(task, req.HistoryLength), nil
+	return trimHistory(view.Task, req.HistoryLength), nil
 }
 
-func (h *Handler) getTask(ctx context.Context, p Principal, id a2a.TaskID) (*a2a.Task, error) {
+func (h *Handler) getTask(ctx context.Context, p Principal, id a2a.TaskID) (*workflows.TaskView, error) {
 	info, err := h.describe(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -214,9 +213,9 @@ func (h *Handler) getTask(ctx context.Context, p Principal, id a2a.TaskID) (*a2a
 	}
 	v, err := h.temporal.QueryWorkflow(ctx, string(id), "", workflows.QueryTask)
 	if err == nil {
-		var task a2a.Task
-		if err = v.Get(&task); err == nil {
-			return &task, nil
+		var view workflows.TaskView
+		if err = v.Get(&view); err == nil {
+			return &view, nil
 		}
 	}
 	if isCompleted(err) {
@@ -227,7 +226,7 @@ func (h *Handler) getTask(ctx context.Context, p Principal, id a2a.TaskID) (*a2a
 
 // finalTask reads a finished task from its workflow's close event, which
 // needs no worker.
-func (h *Handler) finalTask(ctx context.Context, id a2a.TaskID, info taskInfo) (*a2a.Task, error) {
+func (h *Handler) finalTask(ctx context.Context, id a2a.TaskID, info taskInfo) (*workflows.TaskView, error) {
 	it := h.temporal.GetWorkflowHistory(ctx, string(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -239,17 +238,17 @@ func (h *Handler) finalTask(ctx context.Context, id a2a.TaskID, info taskInfo) (
 			if err := converter.GetDefaultDataConverter().FromPayloads(attrs.GetResult(), &task); err != nil {
 				return nil, fmt.Errorf("decode task %s: %w", id, err)
 			}
-			return &task, nil
+			return &workflows.TaskView{Task: &task}, nil
 		}
 	}
 	// Terminated or failed outside the protocol (for example by an operator
 	// in the Temporal UI): report it as failed.
 	ts := info.closeTime
-	return &a2a.Task{ID: id, ContextID: info.contextID, Status: a2a.TaskStatus{
+	return &workflows.TaskView{Task: &a2a.Task{ID: id, ContextID: info.contextID, Status: a2a.TaskStatus{
 		State:     a2a.TaskStateFailed,
 		Timestamp: &ts,
 		Message:   a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("the task's workflow was ended outside the A2A protocol")),
-	}}, nil
+	}}}, nil
 }
 
 // CancelTask cancels a task and returns once its work has stopped.
@@ -267,9 +266,9 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if !info.running {
 		return nil, notCancelable
 	}
-	task, err := h.update(ctx, req.ID, workflows.UpdateCancel, workflows.CancelInput{Metadata: req.Metadata})
+	view, err := h.update(ctx, req.ID, workflows.UpdateCancel, workflows.CancelInput{Metadata: req.Metadata})
 	if err == nil {
-		return task, nil
+		return view.Task, nil
 	}
 	if h.closedMeanwhile(ctx, req.ID, err) {
 		return nil, notCancelable
@@ -280,18 +279,6 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 // ListTasks is not served yet; the card does not claim it.
 func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "ListTasks is not supported yet")
-}
-
-// SendStreamingMessage is refused: the card says streaming is not supported.
-func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) {
-		yield(nil, a2a.NewError(a2a.ErrUnsupportedOperation, "streaming is not supported (capabilities.streaming is false)"))
-	}
-}
-
-// SubscribeToTask is refused: the card says streaming is not supported.
-func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	return h.SendStreamingMessage(ctx, nil)
 }
 
 var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "push notifications are not supported (capabilities.pushNotifications is false)")
@@ -372,7 +359,7 @@ func memoString(m map[string]*commonpb.Payload, key string) string {
 // with. An update that meets a failed workflow task (it raced the workflow's
 // completion) never ran, so it is sent again; the workflow dedupes messages
 // by messageId, so nothing is applied twice.
-func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg any) (*a2a.Task, error) {
+func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg any) (*workflows.TaskView, error) {
 	var err error
 	for attempt := range 3 {
 		if attempt > 0 {
@@ -391,9 +378,9 @@ func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg an
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		})
 		if err == nil {
-			var task a2a.Task
-			if err = handle.Get(ctx, &task); err == nil {
-				return &task, nil
+			var view workflows.TaskView
+			if err = handle.Get(ctx, &view); err == nil {
+				return &view, nil
 			}
 		}
 		var appErr *temporal.ApplicationError

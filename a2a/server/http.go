@@ -51,7 +51,7 @@ func NewCard(o CardOptions) *a2a.AgentCard {
 		Description:         o.Description,
 		Version:             o.Version,
 		SupportedInterfaces: ifaces,
-		Capabilities:        a2a.AgentCapabilities{},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:   []string{"text/plain", "application/json"},
 		DefaultOutputModes:  []string{"text/plain", "application/json"},
 		Skills:              o.Skills,
@@ -81,7 +81,8 @@ func cardHandler(card *a2a.AgentCard) (http.Handler, error) {
 
 // NewHTTPHandler routes the card, the JSON-RPC and HTTP+JSON bindings and a
 // health check to the request handler.
-func NewHTTPHandler(h a2asrv.RequestHandler, card *a2a.AgentCard, log *slog.Logger) (http.Handler, error) {
+// Idle streams get an SSE comment every keepAlive.
+func NewHTTPHandler(h a2asrv.RequestHandler, card *a2a.AgentCard, keepAlive time.Duration, log *slog.Logger) (http.Handler, error) {
 	ch, err := cardHandler(card)
 	if err != nil {
 		return nil, err
@@ -91,12 +92,12 @@ func NewHTTPHandler(h a2asrv.RequestHandler, card *a2a.AgentCard, log *slog.Logg
 			log.Error("panic serving a request", "panic", fmt.Sprint(r))
 			return a2a.NewError(a2a.ErrInternalError, "internal error")
 		}),
-		a2asrv.WithTransportKeepAlive(15 * time.Second),
+		a2asrv.WithTransportKeepAlive(keepAlive),
 	}
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, ch)
-	mux.Handle(JSONRPCPath, limitBody(a2asrv.NewJSONRPCHandler(h, opts...)))
-	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, limitBody(a2asrv.NewRESTHandler(h, opts...))))
+	mux.Handle(JSONRPCPath, limitBody(sseIDs(a2asrv.NewJSONRPCHandler(h, opts...))))
+	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, limitBody(sseIDs(a2asrv.NewRESTHandler(h, opts...)))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -97,9 +98,29 @@ func (e *Env) startFrontend() error {
 	}
 	e.BaseURL = "http://" + ln.Addr().String()
 	e.GRPCAddr = gln.Addr().String()
+	e.serveFrontend(ln, gln)
+	return nil
+}
+
+// KeepAlive is the SSE keep-alive interval of test frontends.
+const KeepAlive = 300 * time.Millisecond
+
+// AddFrontend starts another frontend on the same Temporal: it shares
+// nothing with the first but Temporal. It returns its base URL and a stop
+// function.
+func (e *Env) AddFrontend() (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	stop := e.serveFrontend(ln, nil)
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+func (e *Env) serveFrontend(ln, gln net.Listener) func() {
 	card := stack.Agent
-	card.BaseURL = e.BaseURL
-	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.Demo(), Card: card, Log: e.Log}
+	card.BaseURL = "http://" + ln.Addr().String()
+	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.Demo(), Card: card, Log: e.Log, KeepAlive: KeepAlive}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -108,8 +129,10 @@ func (e *Env) startFrontend() error {
 			e.Log.Error("frontend stopped", "err", err)
 		}
 	}()
-	e.stop = append(e.stop, func() { cancel(); <-done })
-	return nil
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	e.stop = append(e.stop, stop)
+	return stop
 }
 
 // Close stops everything, last started first.
