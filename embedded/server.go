@@ -55,16 +55,22 @@ func (s *Server) HostPort() string { return s.hostPort }
 func (s *Server) Stop() error { return s.srv.Stop() }
 
 // DynamicConfig holds the tuning the embedded server ships with. A one-shard
-// server reads its transfer queue 20 times a second by default, which puts up
-// to 50 ms on every workflow step; several task-queue partitions leave bursts
-// of first workflow tasks unpicked on a small machine.
+// server reads its transfer, timer and visibility queues 20 times a second by
+// default, which puts up to 50 ms on every workflow step and on a new task's
+// appearance in ListTasks; timers fire up to a second late (max time shift);
+// several task-queue partitions leave bursts of first workflow tasks
+// unpicked on a small machine.
 func DynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
-		dynamicconfig.TransferProcessorMaxPollRPS.Key():         1000,
-		dynamicconfig.TimerProcessorMaxPollRPS.Key():            1000,
-		dynamicconfig.TimerProcessorMaxTimeShift.Key():          10 * time.Millisecond,
-		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
-		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   1000,
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      1000,
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): 1000,
+		// One caller's ListTasks and new tasks' visibility checks must not
+		// queue behind a limit of 10 visibility calls a second.
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
+		dynamicconfig.TimerProcessorMaxTimeShift.Key():                   10 * time.Millisecond,
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():           1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():          1,
 	}
 }
 
@@ -111,7 +117,7 @@ func Start(cfg Config) (*Server, error) {
 		sqlCfg.DatabaseName = filepath.Join(cfg.DataDir, "temporal.db")
 		sqlCfg.ConnectAttributes["mode"] = "rwc"
 		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["_synchronous"] = "2" // FULL: a kill -9 loses nothing acknowledged
+		sqlCfg.ConnectAttributes["_synchronous"] = "2" // FULL: nothing acknowledged is lost, even to a power cut
 		if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
 			if err := sqlite.SetupSchema(sqlCfg); err != nil {
 				return nil, fmt.Errorf("set up schema: %w", err)

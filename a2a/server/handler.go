@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
+	"github.com/sourcegraph/conc"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -121,12 +122,17 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		Memo:                  map[string]any{workflows.MemoContextID: contextID, workflows.MemoOwner: p.Owner, workflows.MemoTenant: p.Tenant},
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.SAContextID.ValueSet(contextID),
-			workflows.SAOwner.ValueSet(p.Owner),
-			workflows.SATenant.ValueSet(p.Tenant),
+			workflows.SAContextID.ValueSet(saKey("context", contextID)),
+			workflows.SAOwner.ValueSet(saKey("owner", p.Owner)),
+			workflows.SATenant.ValueSet(saKey("tenant", p.Tenant)),
 			workflows.SAState.ValueSet(string(a2a.TaskStateSubmitted)),
+			workflows.SAStatusTime.ValueSet(time.Now().UTC()),
 		),
 	}, workflows.TaskWorkflowName, in)
+	// Wait for the new task to be listed while it runs.
+	var listedWG conc.WaitGroup
+	defer listedWG.Wait()
+	listedWG.Go(func() { h.awaitListed(ctx, taskID) })
 	handle, err := h.temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -274,11 +280,6 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 		return nil, notCancelable
 	}
 	return nil, h.mapError(ctx, err, "cancel task")
-}
-
-// ListTasks is not served yet; the card does not claim it.
-func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
-	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "ListTasks is not supported yet")
 }
 
 var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "push notifications are not supported (capabilities.pushNotifications is false)")
