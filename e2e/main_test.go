@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 var bindings = []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC}
 
 // newClient resolves the Agent Card and connects over the given binding.
-func newClient(t *testing.T, baseURL string, binding a2a.TransportProtocol) *a2aclient.Client {
+func newClient(t testing.TB, baseURL string, binding a2a.TransportProtocol) *a2aclient.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

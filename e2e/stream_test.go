@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.temporal.io/api/workflowservice/v1"
 	"net/http"
 	"strconv"
 	"strings"
@@ -349,3 +350,74 @@ func TestIdleStreamKeepAlive(t *testing.T) {
 }
 
 var _ = a2aclient.Config{}
+
+// TestLongStreamStaysBounded streams an artifact in 20,000 chunks. The task
+// continues as new as it goes, so no workflow run's history grows past a
+// bound, and a subscriber that drops out midway resumes with Last-Event-ID
+// and gets every chunk exactly once, in order.
+func TestLongStreamStaysBounded(t *testing.T) {
+	const chunks = 20000
+	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
+	task := send(t, c, &a2a.SendMessageRequest{
+		Message: userMsg("a very long stream", map[string]any{"delay": "10s", "chunks": chunks}),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+
+	next := 1 // the chunk number expected next
+	lastID := ""
+	check := func(e sseEvent) {
+		lastID = e.id
+		if kind(e) != "artifactUpdate" {
+			return
+		}
+		parts := e.data["artifactUpdate"].(map[string]any)["artifact"].(map[string]any)["parts"].([]any)
+		for _, p := range parts {
+			want := fmt.Sprintf("chunk %d of %d\n", next, chunks)
+			if got := p.(map[string]any)["text"]; got != want {
+				t.Fatalf("got %q, want %q", got, want)
+			}
+			next++
+		}
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	first, _ := subscribeRaw(ctx, t, env.BaseURL, task.ID, "")
+	<-first // the task
+	for e := range first {
+		check(e)
+		if next > chunks/3 {
+			break
+		}
+	}
+	cancel()
+
+	rest, _ := subscribeRaw(ctxT(t), t, env.BaseURL, task.ID, lastID)
+	if e := <-rest; kind(e) != "task" {
+		t.Fatalf("resumed stream starts with %s", kind(e))
+	}
+	var final sseEvent
+	for e := range rest {
+		check(e)
+		final = e
+	}
+	if next != chunks+1 {
+		t.Fatalf("received %d of %d chunks", next-1, chunks)
+	}
+	if !strings.Contains(fmt.Sprint(final.data), "TASK_STATE_COMPLETED") {
+		t.Fatalf("last event %v, want COMPLETED", final.data)
+	}
+
+	runs, err := env.Client.ListWorkflow(ctxT(t), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: "WorkflowId = '" + string(task.ID) + "'", PageSize: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.GetExecutions()) < 5 {
+		t.Errorf("%d runs: the task did not continue as new", len(runs.GetExecutions()))
+	}
+	for _, r := range runs.GetExecutions() {
+		if r.GetHistoryLength() > 4*testenv.HistoryLimit {
+			t.Errorf("a run's history has %d events, want it bounded near %d", r.GetHistoryLength(), testenv.HistoryLimit)
+		}
+	}
+}

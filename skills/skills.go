@@ -43,7 +43,7 @@ func Demo() *Catalog {
 		Card: a2a.AgentSkill{
 			ID:          "work",
 			Name:        "Durable work",
-			Description: "Processes the text it is sent in a durable activity and returns the result as an artifact. Set message metadata \"delay\" (a Go duration such as \"30s\") to make it take that long, so it can be watched and canceled, and \"chunks\" (1 to 1000) to stream the result in that many pieces over the delay. Send \"help\" for a quick reply without a task.",
+			Description: "Processes the text it is sent in a durable activity and returns the result as an artifact. Set message metadata \"delay\" (a Go duration such as \"30s\") to make it take that long, so it can be watched and canceled, and \"chunks\" (1 to 100000) to stream the result in that many pieces over the delay. Send \"help\" for a quick reply without a task.",
 			Tags:        []string{"demo", "durable"},
 			Examples:    []string{"count the words in this sentence", "help"},
 			InputModes:  []string{"text/plain"},
@@ -146,7 +146,11 @@ func delayOf(m *a2a.Message) (time.Duration, error) {
 	return d, nil
 }
 
-const maxChunks = 1000
+const (
+	maxChunks = 100000
+	// chunksPerTick is how many chunks go out per durable timer tick.
+	chunksPerTick = 100
+)
 
 func chunksOf(m *a2a.Message) (int, error) {
 	v, ok := m.Metadata["chunks"]
@@ -196,20 +200,45 @@ func runWork(s *workflows.Session) error {
 	return s.Complete("")
 }
 
-// streamWork produces the result in chunks paced over the delay: each chunk
-// is a durable timer and an artifact-update event.
+// streamWork produces the result in chunks paced over the delay (up to
+// chunksPerTick chunks per durable timer tick). It checkpoints after every
+// tick, so a long stream continues as new and resumes where it was.
 func streamWork(s *workflows.Session, delay time.Duration, chunks int) error {
-	if err := s.Working("streaming the result"); err != nil {
+	var cp struct {
+		Next     int            `json:"next"`
+		Artifact a2a.ArtifactID `json:"artifact"`
+	}
+	resumed, err := s.Restore(&cp)
+	if err != nil {
 		return err
 	}
-	var id a2a.ArtifactID
-	for i := range chunks {
-		if pause := delay / time.Duration(chunks); pause > 0 {
+	if !resumed {
+		if err := s.Working("streaming the result"); err != nil {
+			return err
+		}
+	}
+	ticks := (chunks + chunksPerTick - 1) / chunksPerTick
+	pause := delay / time.Duration(ticks)
+	if chunks <= chunksPerTick {
+		ticks, pause = chunks, delay/time.Duration(chunks) // small streams: one chunk per tick
+	}
+	perTick := (chunks + ticks - 1) / ticks
+	for cp.Next < chunks {
+		if pause > 0 {
 			if err := workflow.Sleep(s.Ctx(), pause); err != nil {
 				return err
 			}
 		}
-		id = s.ArtifactChunk(id, "result", i > 0, i == chunks-1, a2a.NewTextPart(fmt.Sprintf("chunk %d of %d\n", i+1, chunks)))
+		for end := min(cp.Next+perTick, chunks); cp.Next < end; cp.Next++ {
+			cp.Artifact = s.ArtifactChunk(cp.Artifact, "result", cp.Next > 0, cp.Next == chunks-1,
+				a2a.NewTextPart(fmt.Sprintf("chunk %d of %d\n", cp.Next+1, chunks)))
+		}
+		if err := s.Checkpoint(cp); err != nil {
+			return err
+		}
+		if err := s.ContinueIfLong(); err != nil {
+			return err
+		}
 	}
 	return s.Complete("")
 }

@@ -127,7 +127,18 @@ func (s *Session) Ask(state a2a.TaskState, question string) (*a2a.Message, error
 	return msg, nil
 }
 
-// historyTooLong: the workflow should continue as new while it waits.
+// ContinueIfLong returns an error for the skill to return when the task's
+// Temporal history has grown long: the task continues as new and the skill
+// runs again from its last checkpoint. A skill that emits many events calls
+// it at points where its checkpoint is current.
+func (s *Session) ContinueIfLong() error {
+	if s.historyTooLong() {
+		return errContinueAsNew
+	}
+	return nil
+}
+
+// historyTooLong: the workflow should continue as new.
 func (s *Session) historyTooLong() bool {
 	info := workflow.GetInfo(s.ctx)
 	if s.historyLimit > 0 {

@@ -35,7 +35,7 @@ type taskState struct {
 // newest events of its log.
 const (
 	maxHistory = 2000
-	maxEvents  = 1000
+	maxEvents  = 2000
 )
 
 func newTaskState(in TaskInput) *taskState {
