@@ -4,6 +4,7 @@
 package skills
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/config"
+	"github.com/durable-a2a/orchestrator/plan"
 	"github.com/durable-a2a/orchestrator/workflows"
 )
 
@@ -25,9 +28,15 @@ type Def struct {
 	Card a2a.AgentSkill
 	// Validate rejects a first message the skill cannot take (-32602).
 	Validate func(*a2a.Message) error
+	// Prepare fixes the skill's arguments when the task starts (-32602 on
+	// error); they travel in the task's workflow input.
+	Prepare func(*a2a.Message) (json.RawMessage, error)
 	// Reply, when it returns a message, answers at once with no task.
 	Reply func(*a2a.Message) *a2a.Message
 	Run   workflows.Skill
+	// Internal skills run only as tasks this server makes (the
+	// orchestrator's nodes): clients cannot ask for them.
+	Internal bool
 }
 
 // Catalog holds the skills by ID, and which one a message gets by default.
@@ -36,10 +45,38 @@ type Catalog struct {
 	Defs    map[string]Def
 }
 
-// Demo is the catalog of the built-in demo agent.
-func Demo() *Catalog {
+// New is the catalog of everything this server does: the demo skills, the
+// trip agents' bookings, and the orchestrator with the configuration's
+// playbooks, each one skill. Each A2A server offers a part of it (Only).
+func New(cfg *config.Config) *Catalog {
 	c := &Catalog{Default: "work", Defs: map[string]Def{}}
-	c.Defs["work"] = Def{
+	c.Defs["work"] = workDef()
+	c.Defs["book-flight"] = Def{Card: flightCard, Run: runFlight}
+	c.Defs["book-hotel"] = bookingSkill("hotel", "Book a hotel", "Books a hotel; give it the destination and dates, or the flight booking it builds on.")
+	c.Defs["book-snowmobile"] = bookingSkill("snowmobile", "Book a snowmobile tour", "Books a snowmobile tour at the destination.")
+	c.Defs[SkillDelegate] = Def{Run: runDelegate, Internal: true}
+	if cfg != nil {
+		c.Defs["orchestrate"] = orchestrateDef(cfg)
+		for _, pb := range cfg.Playbooks {
+			c.Defs[pb.Name] = playbookDef(cfg, pb)
+		}
+	}
+	return c
+}
+
+// Only keeps the given skills (the first is the default) for an A2A server
+// that offers just those.
+func (c *Catalog) Only(ids ...string) *Catalog {
+	out := &Catalog{Default: ids[0], Defs: map[string]Def{}}
+	for _, id := range ids {
+		out.Defs[id] = c.Defs[id]
+	}
+	return out
+}
+
+// workDef is the demo skill: durable work on the text it is sent.
+func workDef() Def {
+	return Def{
 		Card: a2a.AgentSkill{
 			ID:          "work",
 			Name:        "Durable work",
@@ -65,8 +102,6 @@ func Demo() *Catalog {
 		},
 		Run: runWork,
 	}
-	c.Defs["book-flight"] = Def{Card: flightCard, Run: runFlight}
-	return c
 }
 
 // Workflows returns the run functions for the task workflow.
@@ -82,15 +117,23 @@ func (c *Catalog) Workflows() workflows.Skills {
 func (c *Catalog) Cards() []a2a.AgentSkill {
 	out := make([]a2a.AgentSkill, 0, len(c.Defs))
 	for _, d := range c.Defs {
-		out = append(out, d.Card)
+		if !d.Internal {
+			out = append(out, d.Card)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
-// Pick returns the skill a message asks for.
+// Pick returns the skill a message asks for: metadata.skill, else the
+// orchestrator for a message that carries a plan, else the default.
 func (c *Catalog) Pick(m *a2a.Message) (string, Def, error) {
 	id := c.Default
+	if _, ok := c.Defs["orchestrate"]; ok {
+		if _, hasPlan, _ := plan.FromMessage(m); hasPlan {
+			id = "orchestrate"
+		}
+	}
 	if v, ok := m.Metadata[MetaSkill]; ok {
 		s, isString := v.(string)
 		if !isString {
@@ -99,7 +142,7 @@ func (c *Catalog) Pick(m *a2a.Message) (string, Def, error) {
 		id = s
 	}
 	d, ok := c.Defs[id]
-	if !ok {
+	if !ok || d.Internal {
 		return "", Def{}, fmt.Errorf("message.metadata.skill: unknown skill %q (known: %s)", id, strings.Join(c.ids(), ", "))
 	}
 	return id, d, nil
@@ -107,8 +150,10 @@ func (c *Catalog) Pick(m *a2a.Message) (string, Def, error) {
 
 func (c *Catalog) ids() []string {
 	ids := make([]string, 0, len(c.Defs))
-	for id := range c.Defs {
-		ids = append(ids, id)
+	for id, d := range c.Defs {
+		if !d.Internal {
+			ids = append(ids, id)
+		}
 	}
 	sort.Strings(ids)
 	return ids

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
+	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/skills"
 )
 
@@ -29,7 +31,7 @@ var Agent = server.CardOptions{
 }
 
 // RunFrontend listens and serves the A2A frontend until ctx ends.
-func RunFrontend(ctx context.Context, c client.Client, namespace string, fl FrontendFlags, log *slog.Logger, ready func(cardURL string)) error {
+func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *config.Config, fl FrontendFlags, log *slog.Logger, ready func(cardURL string)) error {
 	if err := checkExposure(fl); err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, fl Fron
 	}
 	card := Agent
 	card.BaseURL = base
-	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.Demo(), Card: card, Log: log}
+	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log}
 	if ready != nil {
 		ready(base + "/.well-known/agent-card.json")
 	}
@@ -76,22 +78,44 @@ func checkExposure(fl FrontendFlags) error {
 	return nil
 }
 
-// RunWorker runs the worker until ctx ends.
-func RunWorker(ctx context.Context, c client.Client, namespace string) error {
+// RunWorker runs the worker until ctx ends. The demo ledger lives in
+// $A2A_LEDGER_DIR (default in memory); the trip agents' bookings take
+// $A2A_TRIP_DELAY (default 200ms).
+func RunWorker(ctx context.Context, c client.Client, namespace string, cfg *config.Config, log *slog.Logger) error {
 	if err := EnsureSearchAttributes(ctx, c, namespace); err != nil {
 		return err
 	}
-	acts, err := NewActivities(os.Getenv("A2A_LEDGER_DIR"))
+	delay := 200 * time.Millisecond
+	if v := os.Getenv("A2A_TRIP_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("A2A_TRIP_DELAY: %w", err)
+		}
+		delay = d
+	}
+	acts, err := NewActivities(os.Getenv("A2A_LEDGER_DIR"), cfg, delay, log)
 	if err != nil {
 		return err
 	}
-	w := NewWorker(c, skills.Demo(), acts, 0)
+	w := NewWorker(c, skills.New(cfg), acts, 0)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	<-ctx.Done()
 	w.Stop()
 	return nil
+}
+
+// LoadConfig reads the configuration file at path, or $A2A_CONFIG; with
+// neither, the configuration is empty (no downstream agents).
+func LoadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		path = os.Getenv("A2A_CONFIG")
+	}
+	if path == "" {
+		return &config.Config{}, nil
+	}
+	return config.Load(path)
 }
 
 // Logger is the processes' structured logger.

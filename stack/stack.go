@@ -23,6 +23,7 @@ import (
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
 	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/skills"
 	"github.com/durable-a2a/orchestrator/workflows"
 )
@@ -98,18 +99,26 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 
 // Activities are the side effects the worker runs.
 type Activities struct {
-	Demo    *activities.Demo
-	Flights *activities.Flights
+	Demo       *activities.Demo
+	Flights    *activities.Flights
+	Bookings   *activities.Bookings
+	Downstream *activities.Downstream
 }
 
-// NewActivities makes the activities; ledgerDir is where bookings are
-// recorded (empty: in memory).
-func NewActivities(ledgerDir string) (*Activities, error) {
+// NewActivities makes the activities: ledgerDir is where bookings are
+// recorded (empty: in memory), cfg names the downstream agents, tripDelay
+// is how long the trip agents' bookings take.
+func NewActivities(ledgerDir string, cfg *config.Config, tripDelay time.Duration, log *slog.Logger) (*Activities, error) {
 	l, err := activities.NewLedger(ledgerDir)
 	if err != nil {
 		return nil, err
 	}
-	return &Activities{Demo: &activities.Demo{Ledger: l}, Flights: &activities.Flights{Ledger: l}}, nil
+	return &Activities{
+		Demo:       &activities.Demo{Ledger: l},
+		Flights:    &activities.Flights{Ledger: l},
+		Bookings:   &activities.Bookings{Ledger: l, Delay: tripDelay},
+		Downstream: &activities.Downstream{Config: cfg, WatchFor: 30 * time.Second, Log: log},
+	}, nil
 }
 
 // NewWorker makes a worker for the task workflows and their activities.
@@ -120,6 +129,8 @@ func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities, histo
 	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: historyLimit}).Register(w)
 	acts.Demo.Register(w)
 	acts.Flights.Register(w)
+	acts.Bookings.Register(w)
+	acts.Downstream.Register(w)
 	return w
 }
 

@@ -4,6 +4,10 @@
 package workflows
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
 )
@@ -18,7 +22,18 @@ const (
 	UpdateCancel     = "a2a.CancelTask"
 	QueryTask        = "a2a.GetTask"
 	QueryEvents      = "a2a.Events"
+	// SignalForward delivers a client's answer to a node task from its
+	// parent; SignalNodeStatus tells a parent that a node task's state changed.
+	SignalForward    = "a2a.Forward"
+	SignalNodeStatus = "a2a.NodeStatus"
 )
+
+// NodeStatus is what a node task tells its parent.
+type NodeStatus struct {
+	TaskID   a2a.TaskID    `json:"taskId"`
+	State    a2a.TaskState `json:"state"`
+	Question string        `json:"question,omitempty"`
+}
 
 // Application error types the handlers return; the frontend maps them to
 // A2A errors.
@@ -38,6 +53,13 @@ var (
 	SAStatusTime = temporal.NewSearchAttributeKeyTime("A2AStatusTime")
 )
 
+// SAKey hashes a value (a context ID, owner, tenant) for a keyword search
+// attribute, so that any string a client sends is safe in a visibility query.
+func SAKey(kind, v string) string {
+	sum := sha256.Sum256([]byte(kind + "\x00" + v))
+	return hex.EncodeToString(sum[:16])
+}
+
 // Memo keys set at start; the frontend reads them with DescribeWorkflowExecution
 // to check access before it asks the workflow anything.
 const (
@@ -54,6 +76,10 @@ type TaskInput struct {
 	Tenant    string       `json:"tenant"`
 	Skill     string       `json:"skill"`
 	Message   *a2a.Message `json:"message"`
+	// Args are the skill's arguments, fixed by the frontend when the task
+	// starts (the orchestrator's plan), so that later configuration changes
+	// cannot change a running task.
+	Args json.RawMessage `json:"args,omitempty"`
 	// Carry is the state of a task continued as new, to keep its Temporal
 	// history short however many rounds it goes through.
 	Carry *Carry `json:"carry,omitempty"`

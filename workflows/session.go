@@ -78,6 +78,52 @@ func (s *Session) Reject(reason string) error {
 	return s.state.setStatus(s.ctx, a2a.TaskStateRejected, s.agentMessage(reason))
 }
 
+// Interrupt moves the task to INPUT_REQUIRED or AUTH_REQUIRED with a
+// question, without waiting: a skill that waits on several things at once
+// (the orchestrator) waits itself and takes answers with TakeMessage.
+func (s *Session) Interrupt(state a2a.TaskState, question string) error {
+	if !Interrupted(state) {
+		return fmt.Errorf("interrupt needs an interrupted state, not %s", state)
+	}
+	return s.state.setStatus(s.ctx, state, s.agentMessage(question))
+}
+
+// Question is the text of the task's current status message.
+func (s *Session) Question() string { return textOf(s.state.Task.Status.Message) }
+
+// AddArtifactParts adds an artifact made of parts.
+func (s *Session) AddArtifactParts(name string, parts ...*a2a.Part) error {
+	s.AddArtifact(&a2a.Artifact{Name: name, Parts: parts})
+	return nil
+}
+
+// State is the task's current state.
+func (s *Session) State() a2a.TaskState { return s.state.Task.Status.State }
+
+// HasMessage reports whether a client's answer waits to be taken.
+func (s *Session) HasMessage() bool { return len(s.state.Inbox) > 0 }
+
+// TakeMessage takes the oldest waiting answer.
+func (s *Session) TakeMessage() (*a2a.Message, bool) {
+	if len(s.state.Inbox) == 0 {
+		return nil, false
+	}
+	m := s.state.Inbox[0]
+	s.state.Inbox = s.state.Inbox[1:]
+	return m, true
+}
+
+// SetMetadata sets a key of the task's metadata.
+func (s *Session) SetMetadata(key string, v any) { s.state.Task.SetMeta(key, v) }
+
+// AddArtifact adds an artifact as it is (an ID is made if it has none).
+func (s *Session) AddArtifact(a *a2a.Artifact) {
+	if a.ID == "" {
+		a.ID = s.newArtifactID()
+	}
+	s.state.addArtifact(a, false, false)
+}
+
 // Checkpoint saves the skill's progress. A skill that asks more than a few
 // questions checkpoints before each Ask, so that it can resume from there
 // when the task continues as new.

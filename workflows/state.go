@@ -29,6 +29,10 @@ type taskState struct {
 	// continue-as-new; Waiting says the task was interrupted at that point.
 	SkillState json.RawMessage `json:"skillState,omitempty"`
 	Waiting    bool            `json:"waiting,omitempty"`
+
+	// onStatus, when set, hears every status change (a node task tells its
+	// parent).
+	onStatus func(workflow.Context, a2a.TaskStatus) `json:"-"`
 }
 
 // Bounds of what a task keeps: the newest messages of its history and the
@@ -114,7 +118,24 @@ func (s *taskState) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2
 		SAState.ValueSet(string(state)), SAStatusTime.ValueSet(ts)); err != nil {
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}
+	if s.onStatus != nil {
+		s.onStatus(ctx, s.Task.Status)
+	}
 	return nil
+}
+
+// accept takes a client's answer to an interrupted task: the task works on.
+// It refuses (false) a task that is not waiting for one.
+func (s *taskState) accept(ctx workflow.Context, msg *a2a.Message) (bool, error) {
+	if s.Seen[msg.ID] {
+		return true, nil
+	}
+	if !Interrupted(s.Task.Status.State) || s.CancelRequested {
+		return false, nil
+	}
+	s.acceptMessage(msg)
+	s.Inbox = append(s.Inbox, msg)
+	return true, s.setStatus(ctx, a2a.TaskStateWorking, nil)
 }
 
 // addArtifact appends an artifact (or, with appendParts, more parts of one

@@ -34,6 +34,26 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	workCtx, cancelWork := workflow.WithCancel(ctx)
 	// The first message is the task's before any handler runs, so that the
 	// Update-with-Start delivering it finds it already applied.
+	if parent := workflow.GetInfo(ctx).ParentWorkflowExecution; parent != nil {
+		// A node of an orchestrated graph: its parent hears of its states
+		// and forwards the client's answers to it.
+		st.onStatus = func(ctx workflow.Context, s a2a.TaskStatus) {
+			ns := NodeStatus{TaskID: st.Task.ID, State: s.State, Question: textOf(s.Message)}
+			workflow.SignalExternalWorkflow(ctx, parent.ID, "", SignalNodeStatus, ns)
+		}
+		forward := workflow.GetSignalChannel(ctx, SignalForward)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			for {
+				var in SendInput
+				if !forward.Receive(ctx, &in) {
+					return
+				}
+				if in.Message != nil {
+					_, _ = st.accept(ctx, in.Message)
+				}
+			}
+		})
+	}
 	resuming := st.Waiting
 	st.Waiting = false
 	if in.Carry == nil {
@@ -55,19 +75,16 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSend,
 		func(ctx workflow.Context, in SendInput) (*TaskView, error) {
-			if !st.Seen[in.Message.ID] {
-				// Validators of updates delivered together all run before
-				// their handlers: the first reply wins, the others are refused.
-				if !Interrupted(st.Task.Status.State) || st.CancelRequested {
-					return nil, temporal.NewApplicationError(
-						fmt.Sprintf("task %s is %s: another message was accepted first", st.Task.ID, st.Task.Status.State),
-						ErrTypeUnsupported)
-				}
-				st.acceptMessage(in.Message)
-				st.Inbox = append(st.Inbox, in.Message)
-				if err := st.setStatus(ctx, a2a.TaskStateWorking, nil); err != nil {
-					return nil, err
-				}
+			// Validators of updates delivered together all run before their
+			// handlers: the first reply wins, the others are refused here.
+			ok, err := st.accept(ctx, in.Message)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, temporal.NewApplicationError(
+					fmt.Sprintf("task %s is %s: another message was accepted first", st.Task.ID, st.Task.Status.State),
+					ErrTypeUnsupported)
 			}
 			if !in.ReturnImmediately {
 				if err := workflow.Await(ctx, st.settled); err != nil {
@@ -138,6 +155,12 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 		}
 		st.Waiting, resuming = false, true
 	}
+	if ctx.Err() != nil {
+		// The workflow itself was canceled (a node whose parent was canceled):
+		// the task ends CANCELED, recorded on a context that still works.
+		st.CancelRequested = true
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
 	if err := finish(ctx, st, err); err != nil {
 		return nil, err
 	}
@@ -172,4 +195,17 @@ func finish(ctx workflow.Context, st *taskState, skillErr error) error {
 		}
 	}
 	return st.setStatus(ctx, a2a.TaskStateCompleted, nil)
+}
+
+func textOf(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	var out string
+	for _, p := range m.Parts {
+		if t, ok := p.Content.(a2a.Text); ok {
+			out += string(t)
+		}
+	}
+	return out
 }

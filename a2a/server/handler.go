@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,11 +109,17 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 			return reply, nil, nil
 		}
 	}
+	var args json.RawMessage
+	if def.Prepare != nil {
+		if args, err = def.Prepare(msg); err != nil {
+			return nil, nil, a2a.NewError(a2a.ErrInvalidParams, err.Error())
+		}
+	}
 	taskID := newTaskID(p, msg.ID)
 	stored := *msg
 	stored.ContextID = contextID
 	stored.TaskID = taskID
-	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored}
+	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored, Args: args}
 
 	start := h.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       string(taskID),

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -30,11 +28,7 @@ const (
 	maxListed = 10000
 )
 
-// saKey hashes a value for a keyword search attribute.
-func saKey(kind, v string) string {
-	sum := sha256.Sum256([]byte(kind + "\x00" + v))
-	return hex.EncodeToString(sum[:16])
-}
+var saKey = workflows.SAKey
 
 type pageToken struct {
 	Filter string `json:"f"`

@@ -6,12 +6,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/embedded"
 	"github.com/durable-a2a/orchestrator/stack"
 )
@@ -24,16 +27,18 @@ func main() {
 	flag.BoolVar(&fl.Insecure, "insecure", false, "serve on a non-loopback address without authentication")
 	dataDir := flag.String("data-dir", "./a2a-data", "directory of the embedded Temporal server's SQLite file")
 	temporalPort := flag.Int("temporal-port", 7233, "port of the embedded Temporal server (0: any free port)")
+	agentPort := flag.Int("agent-port", 8091, "first of the 4 ports of the trip agents: flight, hotel, snowmobile, spa (0: any free ports)")
+	tripDelay := flag.Duration("trip-delay", 200*time.Millisecond, "how long each trip agent's booking takes")
 	flag.Parse()
 
 	log := stack.Logger()
-	if err := run(*dataDir, *temporalPort, fl); err != nil {
+	if err := run(*dataDir, *temporalPort, *agentPort, *tripDelay, fl); err != nil {
 		log.Error("dev stack failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(dataDir string, temporalPort int, fl stack.FrontendFlags) error {
+func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, fl stack.FrontendFlags) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := stack.Logger()
@@ -52,12 +57,27 @@ func run(dataDir string, temporalPort int, fl stack.FrontendFlags) error {
 	}
 	defer c.Close()
 
+	host, _, err := net.SplitHostPort(fl.Addr)
+	if err != nil {
+		return fmt.Errorf("-addr: %w", err)
+	}
+	trip, err := stack.ListenTripAgents(host, agentPort, &agents.Spa{Delay: tripDelay})
+	if err != nil {
+		return err
+	}
+	cfg := trip.Config()
+	if err := os.Setenv("A2A_TRIP_DELAY", tripDelay.String()); err != nil {
+		return err
+	}
+
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return stack.RunWorker(ctx, c, "default") })
+	g.Go(func() error { return stack.RunWorker(ctx, c, "default", cfg, log) })
+	g.Go(func() error { return trip.Serve(ctx, c, "default", log) })
 	g.Go(func() error {
-		return stack.RunFrontend(ctx, c, "default", fl, log, func(cardURL string) {
+		return stack.RunFrontend(ctx, c, "default", cfg, fl, log, func(cardURL string) {
 			fmt.Printf("Temporal:   %s (namespace default, data in %s)\n", srv.HostPort(), dataDir)
 			fmt.Printf("Agent Card: %s\n", cardURL)
+			fmt.Printf("Trip agents: flight %s, hotel %s, snowmobile %s, spa %s\n", trip.Flight, trip.Hotel, trip.Snowmobile, trip.Spa)
 			if fl.Addr != "" {
 				fmt.Printf("Ready. No authentication: serving on loopback only. Ctrl-C to stop.\n")
 			}

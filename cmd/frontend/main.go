@@ -19,6 +19,7 @@ func main() {
 	flag.StringVar(&fl.GRPCAddr, "grpc-addr", "", "A2A gRPC listen address (empty: no gRPC)")
 	flag.StringVar(&fl.PublicURL, "public-url", "", "base URL written in the Agent Card (default http://<addr>)")
 	flag.BoolVar(&fl.Insecure, "insecure", false, "serve on a non-loopback address without authentication")
+	configPath := flag.String("config", "", "configuration file (agents, playbooks); default $A2A_CONFIG")
 	flag.Parse()
 
 	log := stack.Logger()
@@ -30,7 +31,12 @@ func main() {
 		os.Exit(1)
 	}
 	defer c.Close()
-	err = stack.RunFrontend(ctx, c, ns, fl, log, func(cardURL string) {
+	cfg, err := stack.LoadConfig(*configPath)
+	if err != nil {
+		log.Error("frontend failed", "err", err)
+		os.Exit(1)
+	}
+	err = stack.RunFrontend(ctx, c, ns, cfg, fl, log, func(cardURL string) {
 		fmt.Printf("Agent Card: %s\n", cardURL)
 	})
 	if err != nil {

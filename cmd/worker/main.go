@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,6 +14,8 @@ import (
 )
 
 func main() {
+	configPath := flag.String("config", "", "configuration file (agents, playbooks); default $A2A_CONFIG")
+	flag.Parse()
 	log := stack.Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -22,8 +25,13 @@ func main() {
 		os.Exit(1)
 	}
 	defer c.Close()
+	cfg, err := stack.LoadConfig(*configPath)
+	if err != nil {
+		log.Error("worker failed", "err", err)
+		os.Exit(1)
+	}
 	fmt.Println("Worker started.")
-	if err := stack.RunWorker(ctx, c, ns); err != nil {
+	if err := stack.RunWorker(ctx, c, ns, cfg, log); err != nil {
 		log.Error("worker failed", "err", err)
 		os.Exit(1)
 	}

@@ -14,6 +14,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/durable-a2a/orchestrator/agents"
+	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
 	"github.com/durable-a2a/orchestrator/skills"
 	"github.com/durable-a2a/orchestrator/stack"
@@ -28,6 +30,8 @@ type Env struct {
 	Temporal *embedded.Server
 	Client   client.Client
 	Acts     *stack.Activities
+	Trip     *stack.TripAgents
+	Config   *config.Config
 	// BaseURL of the A2A frontend, such as http://127.0.0.1:41234.
 	BaseURL string
 	// GRPCAddr of the frontend's gRPC binding.
@@ -38,14 +42,23 @@ type Env struct {
 	stop   []func()
 }
 
+// TripDelay is how long each trip agent's booking takes in tests.
+const TripDelay = 150 * time.Millisecond
+
 // Start brings up Temporal (data in dataDir, or in memory when empty), a
-// worker and a frontend.
+// worker, a frontend and the trip agents.
 func Start(dataDir string) (*Env, error) {
-	acts, err := stack.NewActivities("")
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: TripDelay})
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Acts: acts, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	cfg := trip.Config()
+	acts, err := stack.NewActivities("", cfg, TripDelay, log)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Acts: acts, Trip: trip, Config: cfg, Log: log}
 	srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
 	if err != nil {
 		return nil, err
@@ -69,12 +82,21 @@ func Start(dataDir string) (*Env, error) {
 		e.Close()
 		return nil, err
 	}
+	tctx, tcancel := context.WithCancel(context.Background())
+	tdone := make(chan struct{})
+	go func() {
+		defer close(tdone)
+		if err := trip.Serve(tctx, e.Client, "default", e.Log); err != nil {
+			e.Log.Error("trip agents stopped", "err", err)
+		}
+	}()
+	e.stop = append(e.stop, func() { tcancel(); <-tdone })
 	return e, nil
 }
 
 // StartWorker starts a worker (again, after StopWorker).
 func (e *Env) StartWorker() error {
-	e.worker = stack.NewWorker(e.Client, skills.Demo(), e.Acts, HistoryLimit)
+	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, HistoryLimit)
 	if err := e.worker.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -120,7 +142,7 @@ func (e *Env) AddFrontend() (string, func(), error) {
 func (e *Env) serveFrontend(ln, gln net.Listener) func() {
 	card := stack.Agent
 	card.BaseURL = "http://" + ln.Addr().String()
-	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.Demo(), Card: card, Log: e.Log, KeepAlive: KeepAlive}
+	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

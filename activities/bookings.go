@@ -1,0 +1,57 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
+)
+
+// BookName is the activity type of the trip agents' bookings.
+const BookName = "Book"
+
+// BookingRequest is one booking: a kind of thing (hotel, snowmobile tour)
+// for a task, with what the request said.
+type BookingRequest struct {
+	Kind   string `json:"kind"`
+	TaskID string `json:"taskId"`
+	Detail string `json:"detail"`
+}
+
+// Bookings makes the trip agents' bookings. Each takes Delay (the agent's
+// work time) and is applied once per task through the ledger.
+type Bookings struct {
+	Ledger Ledger
+	Delay  time.Duration
+}
+
+// Register adds the activity to a worker.
+func (b *Bookings) Register(r interface {
+	RegisterActivityWithOptions(any, activity.RegisterOptions)
+}) {
+	r.RegisterActivityWithOptions(b.Book, activity.RegisterOptions{Name: BookName})
+}
+
+// Book waits the agent's work time, then records the booking once.
+func (b *Bookings) Book(ctx context.Context, req BookingRequest) (string, error) {
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-time.After(b.Delay):
+	}
+	if _, err := b.Ledger.Apply(req.Kind + "-" + req.TaskID); err != nil {
+		return "", err
+	}
+	code := strings.ToUpper(uuid.NewSHA1(uuid.NameSpaceOID, []byte(req.Kind+req.TaskID)).String()[:6])
+	return fmt.Sprintf("%s booked (%s), confirmation %s.", titleCase(req.Kind), req.Detail, code), nil
+}
+
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

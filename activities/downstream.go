@@ -1,0 +1,296 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/hashicorp/go-retryablehttp"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/durable-a2a/orchestrator/config"
+)
+
+// Activity types of the calls to downstream agents.
+const (
+	DownstreamSendName   = "DownstreamSend"
+	DownstreamWatchName  = "DownstreamWatch"
+	DownstreamCancelName = "DownstreamCancel"
+)
+
+// ErrTypeDownstream marks a downstream call that cannot succeed by retrying
+// (the agent refused the request).
+const ErrTypeDownstream = "DownstreamRefused"
+
+// DownstreamCall sends one message to a downstream agent.
+type DownstreamCall struct {
+	Agent     string      `json:"agent"`
+	MessageID string      `json:"messageId"`
+	TaskID    string      `json:"taskId,omitempty"`
+	ContextID string      `json:"contextId,omitempty"`
+	Parts     []*a2a.Part `json:"parts"`
+}
+
+// DownstreamResult is where the downstream task stands.
+type DownstreamResult struct {
+	TaskID    string          `json:"taskId,omitempty"`
+	ContextID string          `json:"contextId,omitempty"`
+	State     a2a.TaskState   `json:"state"`
+	Question  string          `json:"question,omitempty"`
+	Artifacts []*a2a.Artifact `json:"artifacts,omitempty"`
+	// Reply is the text of a Message answer (the agent made no task).
+	Reply string `json:"reply,omitempty"`
+}
+
+// Settled: the downstream task is terminal or waits for an answer.
+func (r DownstreamResult) Settled() bool {
+	return r.Reply != "" || r.State.Terminal() || r.State == a2a.TaskStateInputRequired || r.State == a2a.TaskStateAuthRequired
+}
+
+// Downstream calls the agents of the registry with the a2a-go client over
+// go-retryablehttp. An activity follows the downstream task for at most
+// WatchFor; past that it reports where the task stands and the workflow
+// waits on a durable timer, which costs nothing, before looking again.
+type Downstream struct {
+	Config   *config.Config
+	WatchFor time.Duration
+	Log      *slog.Logger
+
+	mu      sync.Mutex
+	clients map[string]agentClient
+}
+
+type agentClient struct {
+	cl   *a2aclient.Client
+	card *a2a.AgentCard
+}
+
+// Register adds the activities to a worker.
+func (d *Downstream) Register(r interface {
+	RegisterActivityWithOptions(any, activity.RegisterOptions)
+}) {
+	r.RegisterActivityWithOptions(d.Send, activity.RegisterOptions{Name: DownstreamSendName})
+	r.RegisterActivityWithOptions(d.Watch, activity.RegisterOptions{Name: DownstreamWatchName})
+	r.RegisterActivityWithOptions(d.Cancel, activity.RegisterOptions{Name: DownstreamCancelName})
+}
+
+// Send delivers the message and follows the task it makes or continues. A
+// retry after a crash that knows the task (from the heartbeat) watches it
+// instead of sending again; the message's deterministic ID lets an agent
+// that deduplicates by messageId ignore a resend in the remaining window.
+func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (DownstreamResult, error) {
+	if activity.HasHeartbeatDetails(ctx) {
+		var known DownstreamResult
+		if err := activity.GetHeartbeatDetails(ctx, &known); err == nil && known.TaskID != "" {
+			return d.Watch(ctx, call.Agent, known)
+		}
+	}
+	cl, card, err := d.client(ctx, call.Agent)
+	if err != nil {
+		return DownstreamResult{}, err
+	}
+	msg := &a2a.Message{
+		ID: call.MessageID, Role: a2a.MessageRoleUser, Parts: call.Parts,
+		TaskID: a2a.TaskID(call.TaskID), ContextID: call.ContextID,
+	}
+	if card.Capabilities.Streaming {
+		return d.follow(ctx, cl, call.Agent, DownstreamResult{TaskID: call.TaskID, ContextID: call.ContextID},
+			cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}))
+	}
+	res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		return DownstreamResult{}, classify(call.Agent, err)
+	}
+	r := fromResult(res)
+	activity.RecordHeartbeat(ctx, r)
+	if r.Settled() {
+		return r, nil
+	}
+	return d.poll(ctx, cl, call.Agent, r)
+}
+
+// Watch follows a known downstream task until it settles or WatchFor passes.
+func (d *Downstream) Watch(ctx context.Context, agent string, known DownstreamResult) (DownstreamResult, error) {
+	cl, card, err := d.client(ctx, agent)
+	if err != nil {
+		return DownstreamResult{}, err
+	}
+	activity.RecordHeartbeat(ctx, known)
+	if card.Capabilities.Streaming {
+		return d.follow(ctx, cl, agent, known, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(known.TaskID)}))
+	}
+	return d.poll(ctx, cl, agent, known)
+}
+
+// Cancel cancels a downstream task; one that already ended is fine.
+func (d *Downstream) Cancel(ctx context.Context, agent, taskID string) error {
+	cl, _, err := d.client(ctx, agent)
+	if err != nil {
+		return err
+	}
+	_, err = cl.CancelTask(ctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(taskID)})
+	if err == nil || errors.Is(err, a2a.ErrTaskNotCancelable) || errors.Is(err, a2a.ErrTaskNotFound) {
+		return nil
+	}
+	return fmt.Errorf("cancel %s task %s: %w", agent, taskID, err)
+}
+
+// follow reads a stream until the task settles, then reads the whole task.
+func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult, events func(func(a2a.Event, error) bool)) (DownstreamResult, error) {
+	deadline := time.Now().Add(d.WatchFor)
+	for ev, err := range events {
+		if err != nil {
+			if errors.Is(err, a2a.ErrUnsupportedOperation) && r.TaskID != "" {
+				break // the task ended before the subscription: read it
+			}
+			return r, classify(agent, err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Message:
+			return fromResult(e), nil
+		case *a2a.Task:
+			r.TaskID, r.ContextID, r.State = string(e.ID), e.ContextID, e.Status.State
+		case *a2a.TaskStatusUpdateEvent:
+			r.State = e.Status.State
+		}
+		activity.RecordHeartbeat(ctx, r)
+		if r.Settled() || time.Now().After(deadline) {
+			break
+		}
+	}
+	if r.TaskID == "" {
+		return r, temporal.NewNonRetryableApplicationError(agent+" answered with no task", ErrTypeDownstream, nil)
+	}
+	task, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(r.TaskID)})
+	if err != nil {
+		return r, classify(agent, err)
+	}
+	return fromResult(task), nil
+}
+
+// poll reads the task with a growing pause until it settles or WatchFor passes.
+func (d *Downstream) poll(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult) (DownstreamResult, error) {
+	deadline := time.Now().Add(d.WatchFor)
+	pause := 20 * time.Millisecond
+	for !r.Settled() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(pause*3/2, time.Second)
+		task, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(r.TaskID)})
+		if err != nil {
+			return r, classify(agent, err)
+		}
+		r = fromResult(task)
+		activity.RecordHeartbeat(ctx, r)
+	}
+	return r, nil
+}
+
+func fromResult(res a2a.SendMessageResult) DownstreamResult {
+	switch v := res.(type) {
+	case *a2a.Message:
+		return DownstreamResult{Reply: partsText(v.Parts), ContextID: v.ContextID, State: a2a.TaskStateCompleted}
+	case *a2a.Task:
+		r := DownstreamResult{TaskID: string(v.ID), ContextID: v.ContextID, State: v.Status.State, Artifacts: v.Artifacts}
+		if v.Status.Message != nil {
+			r.Question = partsText(v.Status.Message.Parts)
+		}
+		return r
+	}
+	return DownstreamResult{}
+}
+
+func partsText(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if t, ok := p.Content.(a2a.Text); ok {
+			b.WriteString(string(t))
+		}
+	}
+	return b.String()
+}
+
+// classify: protocol refusals will not change on retry; anything else
+// (the agent unreachable, a 5xx) is retried by Temporal with backoff.
+func classify(agent string, err error) error {
+	for _, refused := range []error{a2a.ErrInvalidParams, a2a.ErrTaskNotFound, a2a.ErrUnsupportedOperation,
+		a2a.ErrUnsupportedContentType, a2a.ErrMethodNotFound, a2a.ErrUnauthenticated, a2a.ErrUnauthorized} {
+		if errors.Is(err, refused) {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %s refused the request: %v", agent, err), ErrTypeDownstream, nil)
+		}
+	}
+	return fmt.Errorf("call agent %s: %w", agent, err)
+}
+
+// client resolves an agent's card once and keeps a client for it.
+func (d *Downstream) client(ctx context.Context, agent string) (*a2aclient.Client, *a2a.AgentCard, error) {
+	a, ok := d.Config.Agent(agent)
+	if !ok {
+		return nil, nil, temporal.NewNonRetryableApplicationError("unknown agent "+agent, ErrTypeDownstream, nil)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.clients == nil {
+		d.clients = map[string]agentClient{}
+	}
+	if c, ok := d.clients[agent]; ok {
+		return c.cl, c.card, nil
+	}
+	httpClient := newHTTPClient(a)
+	card, err := agentcard.NewResolver(httpClient).Resolve(ctx, a.CardURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %s: resolve card at %s: %w", agent, a.CardURL, err)
+	}
+	cl, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithJSONRPCTransport(httpClient), a2aclient.WithRESTTransport(httpClient),
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON}}))
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %s: %w", agent, err)
+	}
+	d.clients[agent] = agentClient{cl: cl, card: card}
+	return cl, card, nil
+}
+
+// newHTTPClient retries connection failures and 5xx answers with backoff,
+// and adds the agent's credentials to every request.
+func newHTTPClient(a config.Agent) *http.Client {
+	rc := retryablehttp.NewClient()
+	rc.RetryMax = 3
+	rc.RetryWaitMin = 100 * time.Millisecond
+	rc.RetryWaitMax = 2 * time.Second
+	rc.Logger = nil
+	c := rc.StandardClient()
+	c.Transport = credentials{next: c.Transport, agent: a}
+	return c
+}
+
+type credentials struct {
+	next  http.RoundTripper
+	agent config.Agent
+}
+
+func (c credentials) RoundTrip(r *http.Request) (*http.Response, error) {
+	if c.agent.APIKey == "" && c.agent.BearerToken == "" {
+		return c.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	if c.agent.APIKey != "" {
+		r.Header.Set(c.agent.APIKeyHeader, c.agent.APIKey)
+	}
+	if c.agent.BearerToken != "" {
+		r.Header.Set("Authorization", "Bearer "+c.agent.BearerToken)
+	}
+	return c.next.RoundTrip(r)
+}
