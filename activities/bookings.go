@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 )
 
 // BookName is the activity type of the trip agents' bookings.
@@ -26,6 +28,23 @@ type BookingRequest struct {
 type Bookings struct {
 	Ledger Ledger
 	Delay  time.Duration
+
+	mu    sync.Mutex
+	spans []Span
+}
+
+// Span is when one booking's work ran.
+type Span struct {
+	Kind       string
+	Start, End time.Time
+}
+
+// Spans lists the bookings' work times, for tests that check what ran in
+// parallel.
+func (b *Bookings) Spans() []Span {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Span(nil), b.spans...)
 }
 
 // Register adds the activity to a worker.
@@ -37,6 +56,15 @@ func (b *Bookings) Register(r interface {
 
 // Book waits the agent's work time, then records the booking once.
 func (b *Bookings) Book(ctx context.Context, req BookingRequest) (string, error) {
+	if strings.Contains(req.Detail, "REJECT") {
+		return "", temporal.NewNonRetryableApplicationError("no availability", ErrTypeDownstream, nil)
+	}
+	start := time.Now()
+	defer func() {
+		b.mu.Lock()
+		b.spans = append(b.spans, Span{Kind: req.Kind, Start: start, End: time.Now()})
+		b.mu.Unlock()
+	}()
 	select {
 	case <-ctx.Done():
 		return "", ctx.Err()

@@ -78,7 +78,12 @@ func runDelegate(s *workflows.Session) error {
 	}
 	wait := 500 * time.Millisecond
 	for {
+		// The checkpoint is where the task stands; a continue-as-new resumes
+		// from it.
 		if err := s.Checkpoint(r); err != nil {
+			return err
+		}
+		if err := s.ContinueIfLong(); err != nil {
 			return err
 		}
 		switch {
@@ -125,9 +130,6 @@ func runDelegate(s *workflows.Session) error {
 				}
 				return failed(err)
 			}
-		}
-		if err := s.ContinueIfLong(); err != nil {
-			return err
 		}
 	}
 }

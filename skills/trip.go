@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -34,6 +35,10 @@ func bookingSkill(kind, name, description string) Def {
 			if err := workflow.ExecuteActivity(ctx, activities.BookName, activities.BookingRequest{
 				Kind: kind, TaskID: string(s.TaskID()), Detail: detail,
 			}).Get(ctx, &confirmation); err != nil {
+				var appErr *temporal.ApplicationError
+				if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeDownstream {
+					return s.Reject(appErr.Message())
+				}
 				return err
 			}
 			if err := s.Artifact(kind, a2a.NewTextPart(confirmation), a2a.NewDataPart(map[string]any{kind: detail})); err != nil {

@@ -41,6 +41,9 @@ const (
 	ErrTypeUnsupported   = "UnsupportedOperation"
 	ErrTypeNotCancelable = "TaskNotCancelable"
 	ErrTypeInvalidParams = "InvalidParams"
+	// ErrTypeMoved: the task continued as new while the call waited; the
+	// caller asks again and reaches the new run.
+	ErrTypeMoved = "ContinuedAsNew"
 )
 
 // Search attributes every task workflow carries, so that tasks can be listed

@@ -178,6 +178,11 @@ func (s *Session) Ask(state a2a.TaskState, question string) (*a2a.Message, error
 // runs again from its last checkpoint. A skill that emits many events calls
 // it at points where its checkpoint is current.
 func (s *Session) ContinueIfLong() error {
+	// A task with an answer to take, or a cancel to honour, deals with it
+	// first (the workflow would run the skill again at once).
+	if len(s.state.Inbox) > 0 || s.state.CancelRequested {
+		return nil
+	}
 	if s.historyTooLong() {
 		return errContinueAsNew
 	}

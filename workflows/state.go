@@ -30,6 +30,9 @@ type taskState struct {
 	SkillState json.RawMessage `json:"skillState,omitempty"`
 	Waiting    bool            `json:"waiting,omitempty"`
 
+	// closing: this run is about to continue as new; waiting handlers
+	// answer "ask again" so that it can.
+	closing bool
 	// onStatus, when set, hears every status change (a node task tells its
 	// parent).
 	onStatus func(workflow.Context, a2a.TaskStatus) `json:"-"`

@@ -87,8 +87,11 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 					ErrTypeUnsupported)
 			}
 			if !in.ReturnImmediately {
-				if err := workflow.Await(ctx, st.settled); err != nil {
+				if err := workflow.Await(ctx, func() bool { return st.settled() || st.closing }); err != nil {
 					return nil, err
+				}
+				if !st.settled() {
+					return nil, temporal.NewApplicationError("the task continued as new; ask again", ErrTypeMoved)
 				}
 			}
 			return st.view(), nil
@@ -115,8 +118,11 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 		func(ctx workflow.Context, _ CancelInput) (*TaskView, error) {
 			st.CancelRequested = true
 			cancelWork()
-			if err := workflow.Await(ctx, func() bool { return st.Task.Status.State.Terminal() }); err != nil {
+			if err := workflow.Await(ctx, func() bool { return st.Task.Status.State.Terminal() || st.closing }); err != nil {
 				return nil, err
+			}
+			if !st.Task.Status.State.Terminal() {
+				return nil, temporal.NewApplicationError("the task continued as new; ask again", ErrTypeMoved)
 			}
 			return st.view(), nil
 		},
@@ -140,14 +146,17 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 		if !errors.Is(err, errContinueAsNew) {
 			break
 		}
-		// Let blocked SendMessage calls answer from this run first. A message
-		// or a cancel that arrives meanwhile is handled in this run: the skill
-		// resumes from its checkpoint and finds it.
+		// Blocked calls answer from this run first: settled ones with the
+		// task, the others with "ask again" (they reach the next run). A
+		// message or a cancel that arrives meanwhile is handled in this run:
+		// the skill resumes from its checkpoint and finds it.
+		st.closing = true
 		if err := workflow.Await(ctx, func() bool {
 			return workflow.AllHandlersFinished(ctx) || len(st.Inbox) > 0 || st.CancelRequested
 		}); err != nil {
 			return nil, err
 		}
+		st.closing = false
 		if len(st.Inbox) == 0 && !st.CancelRequested {
 			next := in
 			next.Carry = &Carry{State: st}

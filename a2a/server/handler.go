@@ -369,12 +369,12 @@ func memoString(m map[string]*commonpb.Payload, key string) string {
 // by messageId, so nothing is applied twice.
 func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg any) (*workflows.TaskView, error) {
 	var err error
-	for attempt := range 3 {
+	for attempt := range 10 {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+			case <-time.After(time.Duration(min(attempt, 4)) * 25 * time.Millisecond):
 			}
 		}
 		var handle client.WorkflowUpdateHandle
@@ -392,7 +392,10 @@ func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg an
 			}
 		}
 		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) || isCompleted(err) || ctx.Err() != nil {
+		if errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeMoved {
+			continue // the task continued as new: the next run answers
+		}
+		if appErr != nil || isCompleted(err) || ctx.Err() != nil {
 			return nil, err
 		}
 	}
