@@ -148,6 +148,52 @@ func TestTripPlaybook(t *testing.T) {
 	if n := env.Trip.SpaExec.Total() - spaBefore; n != 1 {
 		t.Errorf("the spa agent got %d messages, want 1", n)
 	}
+
+	// A follow-up in the same context builds on the hotel booking: a new
+	// task referencing it, whose refined artifact keeps the name "hotel"
+	// with a new artifactId.
+	follow := planMsg(nodes(map[string]any{"id": "upgrade", "agent": "hotel", "message": "upgrade the hotel booking to a suite"}))
+	follow.ContextID = m.ContextID
+	follow.ReferenceTasks = []a2a.TaskID{taskOf["hotel"]}
+	up := send(t, c, &a2a.SendMessageRequest{Message: follow})
+	expectState(t, up, a2a.TaskStateCompleted, "")
+	if up.ID == trip.ID {
+		t.Fatal("the follow-up reused the finished task")
+	}
+	list, err = c.ListTasks(ctxT(t), &a2a.ListTasksRequest{ContextID: m.ContextID, HistoryLength: ptr(1), IncludeArtifacts: true})
+	if err != nil || list.TotalSize != 7 {
+		t.Fatalf("%d tasks in the context after the follow-up, want 7 (%v)", list.TotalSize, err)
+	}
+	hotelTask, err := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: taskOf["hotel"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var upgradeNode *a2a.Task
+	for _, lt := range list.Tasks {
+		full, _ := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: lt.ID})
+		if n, _ := full.History[0].Metadata["node"].(string); n == "upgrade" {
+			upgradeNode = full
+		}
+	}
+	if upgradeNode == nil {
+		t.Fatal("no node task for the follow-up")
+	}
+	if refs := upgradeNode.History[0].ReferenceTasks; len(refs) != 1 || refs[0] != taskOf["hotel"] {
+		t.Errorf("the follow-up node references %v, want the hotel task", refs)
+	}
+	if len(upgradeNode.Artifacts) == 0 || upgradeNode.Artifacts[0].Name != "hotel" || upgradeNode.Artifacts[0].ID == hotelTask.Artifacts[0].ID {
+		t.Errorf("refined artifact: %+v, earlier %+v", upgradeNode.Artifacts, hotelTask.Artifacts)
+	}
+	if !strings.Contains(artifactText(upgradeNode, "hotel"), "Rovaniemi") {
+		t.Errorf("the follow-up did not build on the hotel booking: %q", artifactText(upgradeNode, "hotel"))
+	}
+
+	// A reference to a task that is not the caller's is refused as missing.
+	bad := planMsg(nodes(map[string]any{"id": "x", "agent": "spa", "message": "go"}))
+	bad.ReferenceTasks = []a2a.TaskID{a2a.TaskID(uuid.NewString())}
+	if _, err := c.SendMessage(ctxT(t), &a2a.SendMessageRequest{Message: bad}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("unknown reference: %v, want TaskNotFoundError", err)
+	}
 }
 
 func ptr(n int) *int { return &n }

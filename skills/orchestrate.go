@@ -271,16 +271,17 @@ func nodeTaskID(parent a2a.TaskID, nodeID string) a2a.TaskID {
 func nodeMessage(s *workflows.Session, n *node, byID map[string]*node) *a2a.Message {
 	parts := a2a.ContentParts{a2a.NewTextPart(n.Message)}
 	var refs []a2a.TaskID
+	if len(n.DependsOn) == 0 {
+		// A root node of a follow-up builds on the tasks the request named.
+		for _, r := range s.Input().References {
+			refs = append(refs, r.TaskID)
+			parts = append(parts, dataParts(r.Artifacts, string(r.TaskID))...)
+		}
+	}
 	for _, d := range n.DependsOn {
 		dep := byID[d]
 		refs = append(refs, dep.TaskID)
-		for _, a := range dep.Artifacts {
-			for _, p := range a.Parts {
-				if data, ok := p.Content.(a2a.Data); ok {
-					parts = append(parts, &a2a.Part{Content: data, Metadata: map[string]any{"fromNode": d}})
-				}
-			}
-		}
+		parts = append(parts, dataParts(dep.Artifacts, d)...)
 	}
 	return &a2a.Message{
 		ID:             uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(n.TaskID)+"/message")).String(),
@@ -291,6 +292,19 @@ func nodeMessage(s *workflows.Session, n *node, byID map[string]*node) *a2a.Mess
 		ReferenceTasks: refs,
 		Metadata:       map[string]any{MetaAgent: n.Agent, MetaNode: n.ID},
 	}
+}
+
+// dataParts are the data parts of artifacts, marked with where they come from.
+func dataParts(arts []*a2a.Artifact, from string) []*a2a.Part {
+	var out []*a2a.Part
+	for _, a := range arts {
+		for _, p := range a.Parts {
+			if data, ok := p.Content.(a2a.Data); ok {
+				out = append(out, &a2a.Part{Content: data, Metadata: map[string]any{"from": from}})
+			}
+		}
+	}
+	return out
 }
 
 func summary(nodes []*node) []*a2a.Part {

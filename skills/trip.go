@@ -59,6 +59,11 @@ func bookingDetail(m *a2a.Message) string {
 					date, _ := obj["date"].(string)
 					return fmt.Sprintf("in %s from %s", to, date)
 				}
+				for _, v := range []string{"hotel", "snowmobile"} {
+					if earlier, ok := obj[v].(string); ok {
+						return earlier // a follow-up on an earlier booking
+					}
+				}
 			}
 		}
 	}

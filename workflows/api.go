@@ -83,9 +83,19 @@ type TaskInput struct {
 	// starts (the orchestrator's plan), so that later configuration changes
 	// cannot change a running task.
 	Args json.RawMessage `json:"args,omitempty"`
+	// References are the tasks the first message names in
+	// referenceTaskIds, with their artifacts as they were when it arrived:
+	// a follow-up builds on them.
+	References []Reference `json:"references,omitempty"`
 	// Carry is the state of a task continued as new, to keep its Temporal
 	// history short however many rounds it goes through.
 	Carry *Carry `json:"carry,omitempty"`
+}
+
+// Reference is a task a follow-up builds on.
+type Reference struct {
+	TaskID    a2a.TaskID      `json:"taskId"`
+	Artifacts []*a2a.Artifact `json:"artifacts,omitempty"`
 }
 
 // Carry is what a task takes into its next run.

@@ -115,11 +115,15 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 			return nil, nil, a2a.NewError(a2a.ErrInvalidParams, err.Error())
 		}
 	}
+	refs, err := h.references(ctx, p, msg)
+	if err != nil {
+		return nil, nil, err
+	}
 	taskID := newTaskID(p, msg.ID)
 	stored := *msg
 	stored.ContextID = contextID
 	stored.TaskID = taskID
-	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored, Args: args}
+	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored, Args: args, References: refs}
 
 	start := h.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       string(taskID),
@@ -361,6 +365,25 @@ func memoString(m map[string]*commonpb.Payload, key string) string {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &s)
 	}
 	return s
+}
+
+// references reads the tasks a message names in referenceTaskIds. Each must
+// be the caller's: another owner's task is reported as missing, exactly as
+// an unknown one.
+func (h *Handler) references(ctx context.Context, p Principal, msg *a2a.Message) ([]workflows.Reference, error) {
+	const maxRefs = 20
+	if len(msg.ReferenceTasks) > maxRefs {
+		return nil, invalid("message.referenceTaskIds: at most %d", maxRefs)
+	}
+	var refs []workflows.Reference
+	for _, id := range msg.ReferenceTasks {
+		view, err := h.getTask(ctx, p, id)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, workflows.Reference{TaskID: id, Artifacts: view.Task.Artifacts})
+	}
+	return refs, nil
 }
 
 // update runs an Update on a task's workflow and returns the task it answers
