@@ -65,10 +65,17 @@ func (b *Bookings) Book(ctx context.Context, req BookingRequest) (string, error)
 		b.spans = append(b.spans, Span{Kind: req.Kind, Start: start, End: time.Now()})
 		b.mu.Unlock()
 	}()
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-time.After(b.Delay):
+	// Heartbeats let a dead worker's booking be retried within seconds.
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(b.Delay); time.Now().Before(end); {
+		activity.RecordHeartbeat(ctx)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-tick.C:
+		case <-time.After(time.Until(end)):
+		}
 	}
 	if _, err := b.Ledger.Apply(req.Kind + "-" + req.TaskID); err != nil {
 		return "", err

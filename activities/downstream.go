@@ -83,6 +83,51 @@ func (d *Downstream) Register(r interface {
 	r.RegisterActivityWithOptions(d.Cancel, activity.RegisterOptions{Name: DownstreamCancelName})
 }
 
+// beat heartbeats every second with the latest result, so that a quiet
+// downstream task does not look like a dead worker, and a dead worker is
+// noticed within the heartbeat timeout.
+type beat struct {
+	mu   sync.Mutex
+	last DownstreamResult
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startBeat(ctx context.Context, r DownstreamResult) *beat {
+	b := &beat{last: r, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				b.mu.Lock()
+				r := b.last
+				b.mu.Unlock()
+				activity.RecordHeartbeat(ctx, r)
+			}
+		}
+	}()
+	return b
+}
+
+func (b *beat) set(ctx context.Context, r DownstreamResult) {
+	b.mu.Lock()
+	b.last = r
+	b.mu.Unlock()
+	activity.RecordHeartbeat(ctx, r)
+}
+
+func (b *beat) close() {
+	close(b.stop)
+	<-b.done
+}
+
 // Send delivers the message and follows the task it makes or continues. A
 // retry after a crash that knows the task (from the heartbeat) watches it
 // instead of sending again; the message's deterministic ID lets an agent
@@ -102,20 +147,22 @@ func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (DownstreamR
 		ID: call.MessageID, Role: a2a.MessageRoleUser, Parts: call.Parts,
 		TaskID: a2a.TaskID(call.TaskID), ContextID: call.ContextID,
 	}
+	start := DownstreamResult{TaskID: call.TaskID, ContextID: call.ContextID}
+	b := startBeat(ctx, start)
+	defer b.close()
 	if card.Capabilities.Streaming {
-		return d.follow(ctx, cl, call.Agent, DownstreamResult{TaskID: call.TaskID, ContextID: call.ContextID},
-			cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}))
+		return d.follow(ctx, cl, call.Agent, start, cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}), b)
 	}
 	res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
 		return DownstreamResult{}, classify(call.Agent, err)
 	}
 	r := fromResult(res)
-	activity.RecordHeartbeat(ctx, r)
+	b.set(ctx, r)
 	if r.Settled() {
 		return r, nil
 	}
-	return d.poll(ctx, cl, call.Agent, r)
+	return d.poll(ctx, cl, call.Agent, r, b)
 }
 
 // Watch follows a known downstream task until it settles or WatchFor passes.
@@ -124,11 +171,12 @@ func (d *Downstream) Watch(ctx context.Context, agent string, known DownstreamRe
 	if err != nil {
 		return DownstreamResult{}, err
 	}
-	activity.RecordHeartbeat(ctx, known)
+	b := startBeat(ctx, known)
+	defer b.close()
 	if card.Capabilities.Streaming {
-		return d.follow(ctx, cl, agent, known, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(known.TaskID)}))
+		return d.follow(ctx, cl, agent, known, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(known.TaskID)}), b)
 	}
-	return d.poll(ctx, cl, agent, known)
+	return d.poll(ctx, cl, agent, known, b)
 }
 
 // Cancel cancels a downstream task; one that already ended is fine.
@@ -145,7 +193,7 @@ func (d *Downstream) Cancel(ctx context.Context, agent, taskID string) error {
 }
 
 // follow reads a stream until the task settles, then reads the whole task.
-func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult, events func(func(a2a.Event, error) bool)) (DownstreamResult, error) {
+func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult, events func(func(a2a.Event, error) bool), b *beat) (DownstreamResult, error) {
 	deadline := time.Now().Add(d.WatchFor)
 	for ev, err := range events {
 		if err != nil {
@@ -162,7 +210,7 @@ func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent str
 		case *a2a.TaskStatusUpdateEvent:
 			r.State = e.Status.State
 		}
-		activity.RecordHeartbeat(ctx, r)
+		b.set(ctx, r)
 		if r.Settled() || time.Now().After(deadline) {
 			break
 		}
@@ -178,7 +226,7 @@ func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent str
 }
 
 // poll reads the task with a growing pause until it settles or WatchFor passes.
-func (d *Downstream) poll(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult) (DownstreamResult, error) {
+func (d *Downstream) poll(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult, b *beat) (DownstreamResult, error) {
 	deadline := time.Now().Add(d.WatchFor)
 	pause := 20 * time.Millisecond
 	for !r.Settled() && time.Now().Before(deadline) {
@@ -193,7 +241,7 @@ func (d *Downstream) poll(ctx context.Context, cl *a2aclient.Client, agent strin
 			return r, classify(agent, err)
 		}
 		r = fromResult(task)
-		activity.RecordHeartbeat(ctx, r)
+		b.set(ctx, r)
 	}
 	return r, nil
 }

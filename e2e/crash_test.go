@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/agents"
+	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
 	"github.com/durable-a2a/orchestrator/stack"
 )
@@ -18,6 +23,8 @@ import (
 // Temporal server, recording side effects in a ledger directory.
 type procStack struct {
 	t        *testing.T
+	hostPort string
+	extraEnv []string
 	temporal []string
 	ledger   string
 	base     string
@@ -34,6 +41,7 @@ func newProcStack(t *testing.T) *procStack {
 	t.Cleanup(func() { _ = srv.Stop() })
 	s := &procStack{
 		t:        t,
+		hostPort: srv.HostPort(),
 		temporal: []string{"TEMPORAL_ADDRESS=" + srv.HostPort(), "TEMPORAL_NAMESPACE=default"},
 		ledger:   t.TempDir(),
 		addr:     freeAddr(t),
@@ -45,11 +53,12 @@ func newProcStack(t *testing.T) *procStack {
 }
 
 func (s *procStack) startWorker() {
-	s.worker = startProc(s.t, "worker", append(s.temporal, "A2A_LEDGER_DIR="+s.ledger))
+	env := append(append([]string{}, s.temporal...), s.extraEnv...)
+	s.worker = startProc(s.t, "worker", append(env, "A2A_LEDGER_DIR="+s.ledger))
 }
 
 func (s *procStack) startFrontend() {
-	s.frontend = startProc(s.t, "frontend", s.temporal, "-addr", s.addr)
+	s.frontend = startProc(s.t, "frontend", append(append([]string{}, s.temporal...), s.extraEnv...), "-addr", s.addr)
 	waitReady(s.t, s.base)
 }
 
@@ -179,4 +188,94 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, bounded by the deadline
 	}
+}
+
+// TestTripSurvivesWorkerKills runs the trip graph with the worker as its own
+// process and kills it (SIGKILL) at several points: while the flight waits
+// for input, right after the flight is booked (hotel and snowmobile
+// starting), and right after the hotel is booked (the spa starting). After
+// each restart the graph goes on; in the end every downstream agent got
+// exactly one task per node.
+func TestTripSurvivesWorkerKills(t *testing.T) {
+	s := newProcStack(t)
+	// The trip agents run in this process on the same Temporal; their
+	// durable tasks run on the worker process too.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _, err := stack.Dial(ctx, s.hostPort, env.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	go func() { _ = trip.Serve(ctx, tc, "default", env.Log) }()
+	cfgPath := filepath.Join(t.TempDir(), "a2a.toml")
+	if err := os.WriteFile(cfgPath, []byte(tripConfigTOML(trip)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.extraEnv = []string{"A2A_CONFIG=" + cfgPath, "A2A_TRIP_DELAY=300ms"}
+	s.worker.kill()
+	s.startWorker()
+	s.frontend.kill()
+	s.startFrontend()
+
+	c := newClient(t, s.base, a2a.TransportProtocolJSONRPC)
+	m := tripMsg("a trip to Levi")
+	task := send(t, c, &a2a.SendMessageRequest{Message: m})
+	expectState(t, task, a2a.TaskStateInputRequired, "from")
+
+	s.worker.kill() // 1: the flight waits for input
+	s.startWorker()
+	task = send(t, c, &a2a.SendMessageRequest{Message: reply(task, "Oulu")})
+	expectState(t, task, a2a.TaskStateInputRequired, "date")
+
+	answered := make(chan error, 1)
+	go func() {
+		_, err := c.SendMessage(ctxT(t), &a2a.SendMessageRequest{Message: reply(task, "2027-01-15")})
+		answered <- err
+	}()
+	waitFor(t, func() bool { return s.effects("flight-") == 1 }, "the flight booking")
+	s.worker.kill() // 2: hotel and snowmobile about to start
+	s.startWorker()
+	waitFor(t, func() bool { return s.effects("hotel-") == 1 }, "the hotel booking")
+	s.worker.kill() // 3: the spa about to start, the snowmobile maybe running
+	s.startWorker()
+	if err := <-answered; err != nil {
+		t.Logf("the blocking answer ended with %v (its frontend call may outlive a kill)", err)
+	}
+
+	final := waitTask(t, c, task.ID, a2a.TaskStateCompleted)
+	rows := summaryRows(t, final)
+	for _, n := range []string{"flight", "hotel", "snowmobile", "spa"} {
+		if rows[n]["state"] != string(a2a.TaskStateCompleted) {
+			t.Errorf("node %s: %v", n, rows[n])
+		}
+	}
+	for _, kind := range []string{"flight-", "hotel-", "snowmobile-"} {
+		if n := s.effects(kind); n != 1 {
+			t.Errorf("%s tasks made downstream: %d, want 1", kind, n)
+		}
+	}
+	if n := trip.SpaExec.Total(); n != 1 {
+		t.Errorf("the spa agent got %d messages, want 1", n)
+	}
+}
+
+func tripConfigTOML(t *stack.TripAgents) string {
+	var b strings.Builder
+	for _, a := range []struct{ name, url string }{{"flight", t.Flight}, {"hotel", t.Hotel}, {"snowmobile", t.Snowmobile}, {"spa", t.Spa}} {
+		fmt.Fprintf(&b, "[[agents]]\nname = %q\ncardUrl = %q\n\n", a.name, a.url)
+	}
+	pb := config.TripPlaybook()
+	fmt.Fprintf(&b, "[[playbooks]]\nname = %q\ndescription = %q\n", pb.Name, pb.Description)
+	for _, n := range pb.Nodes {
+		fmt.Fprintf(&b, "[[playbooks.nodes]]\nid = %q\nagent = %q\nmessage = %q\n", n.ID, n.Agent, n.Message)
+		if len(n.DependsOn) > 0 {
+			fmt.Fprintf(&b, "dependsOn = [%q]\n", n.DependsOn[0])
+		}
+	}
+	return b.String()
 }

@@ -32,7 +32,7 @@ func runDelegate(s *workflows.Session) error {
 	}
 	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
-		HeartbeatTimeout:    20 * time.Second,
+		HeartbeatTimeout:    5 * time.Second,
 		// An unreachable agent is retried with backoff for about ten
 		// minutes, then the node fails with the reason.
 		RetryPolicy: &temporal.RetryPolicy{

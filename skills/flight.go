@@ -141,7 +141,8 @@ func runFlight(s *workflows.Session) error {
 		}
 	}
 	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
+		// The booking is quick: a dead worker's attempt is retried soon.
+		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
 	})
 	var confirmation string

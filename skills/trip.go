@@ -29,6 +29,7 @@ func bookingSkill(kind, name, description string) Def {
 			detail := bookingDetail(s.Input().Message)
 			ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
 				StartToCloseTimeout: 5 * time.Minute,
+				HeartbeatTimeout:    3 * time.Second,
 				RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
 			})
 			var confirmation string
