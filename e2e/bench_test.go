@@ -66,3 +66,42 @@ func BenchmarkStreamLatency(b *testing.B) {
 	b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkGraphOverhead runs the trip's shape (a → {b → d, c}) on agents
+// that each take D, and reports the wall time of the whole graph over its
+// critical path (3·D), and the orchestration overhead per node.
+//
+//	go test ./e2e -run '^$' -bench GraphOverhead -benchtime 5x
+func BenchmarkGraphOverhead(b *testing.B) {
+	for _, d := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond} {
+		b.Run(d.String(), func(b *testing.B) {
+			old, oldSpa := env.Acts.Bookings.Delay, env.Trip.SpaExec.Delay
+			env.Acts.Bookings.Delay, env.Trip.SpaExec.Delay = d, d
+			defer func() { env.Acts.Bookings.Delay, env.Trip.SpaExec.Delay = old, oldSpa }()
+			c := newClient(b, env.BaseURL, a2a.TransportProtocolJSONRPC)
+			var total time.Duration
+			b.ResetTimer()
+			for range b.N {
+				m := planMsg(nodes(
+					map[string]any{"id": "a", "agent": "hotel", "message": "first"},
+					map[string]any{"id": "b", "agent": "hotel", "message": "second", "dependsOn": []any{"a"}},
+					map[string]any{"id": "c", "agent": "snowmobile", "message": "parallel", "dependsOn": []any{"a"}},
+					map[string]any{"id": "d", "agent": "spa", "message": "last", "dependsOn": []any{"b"}},
+				))
+				start := time.Now()
+				res, err := c.SendMessage(b.Context(), &a2a.SendMessageRequest{Message: m})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if task := res.(*a2a.Task); task.Status.State != a2a.TaskStateCompleted {
+					b.Fatalf("graph ended %s", task.Status.State)
+				}
+				total += time.Since(start)
+			}
+			b.StopTimer()
+			wall := total / time.Duration(b.N)
+			b.ReportMetric(float64(wall)/float64(3*d), "wall/critical-path")
+			b.ReportMetric(float64(wall-3*d)/float64(time.Millisecond)/4, "overhead-ms/node")
+		})
+	}
+}
