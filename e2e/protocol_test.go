@@ -208,7 +208,13 @@ func TestGetTaskHistoryLength(t *testing.T) {
 
 func TestResentMessageMakesOneTask(t *testing.T) {
 	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
-	other := newClient(t, env.BaseURL, a2a.TransportProtocolHTTPJSON)
+	// The resend reaches another frontend, as a retry behind a load balancer would.
+	otherURL, stop, err := env.AddFrontend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	other := newClient(t, otherURL, a2a.TransportProtocolHTTPJSON)
 	before := env.Acts.Demo.Completed.Load()
 	m := userMsg("only once", nil)
 	first := send(t, c, &a2a.SendMessageRequest{Message: m})

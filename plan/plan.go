@@ -210,3 +210,36 @@ func (p Plan) CriticalPath() int {
 	}
 	return longest
 }
+
+// Planner turns a request into a plan. The orchestrator asks one per skill:
+// the request's own plan (a data part), a playbook of the configuration, or
+// later a model that plans from the request's text.
+type Planner interface {
+	Plan(request *a2a.Message) (Plan, error)
+}
+
+// FromRequest plans with the plan the request carries.
+type FromRequest struct{}
+
+// Plan reads the request's data part {"plan": {...}}.
+func (FromRequest) Plan(m *a2a.Message) (Plan, error) {
+	p, ok, err := FromMessage(m)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !ok {
+		return Plan{}, fmt.Errorf("message.parts: no data part {\"plan\": {...}}")
+	}
+	return p, nil
+}
+
+// Plan expands the playbook with the request's text.
+func (pb Playbook) Plan(m *a2a.Message) (Plan, error) {
+	var texts []string
+	for _, p := range m.Parts {
+		if t, ok := p.Content.(a2a.Text); ok {
+			texts = append(texts, string(t))
+		}
+	}
+	return pb.Expand(strings.Join(texts, "\n")), nil
+}

@@ -369,7 +369,6 @@ func textOfMessage(m *a2a.Message) string {
 // orchestrateDef runs a plan the request carries as a data part
 // {"plan": {"nodes": [...]}}.
 func orchestrateDef(cfg *config.Config) Def {
-	known := func(a string) bool { _, ok := cfg.Agent(a); return ok }
 	return Def{
 		Card: a2a.AgentSkill{
 			ID:   "orchestrate",
@@ -379,20 +378,8 @@ func orchestrateDef(cfg *config.Config) Def {
 			Tags:       []string{"orchestration", "multi-agent"},
 			InputModes: []string{"application/json"}, OutputModes: []string{"text/plain", "application/json"},
 		},
-		Prepare: func(m *a2a.Message) (json.RawMessage, error) {
-			p, ok, err := plan.FromMessage(m)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return nil, fmt.Errorf("message.parts: the orchestrate skill needs a data part {\"plan\": {...}}")
-			}
-			if err := p.Validate(known); err != nil {
-				return nil, fmt.Errorf("plan: %w", err)
-			}
-			return json.Marshal(p)
-		},
-		Run: runOrchestrate,
+		Prepare: prepareWith(cfg, plan.FromRequest{}),
+		Run:     runOrchestrate,
 	}
 }
 
@@ -403,13 +390,23 @@ func playbookDef(cfg *config.Config, pb plan.Playbook) Def {
 			ID: pb.Name, Name: "Playbook: " + pb.Name, Description: pb.Description,
 			Tags: []string{"orchestration", "playbook"}, InputModes: []string{"text/plain"}, OutputModes: []string{"text/plain", "application/json"},
 		},
-		Prepare: func(m *a2a.Message) (json.RawMessage, error) {
-			p := pb.Expand(TextOf(m))
-			if err := p.Validate(func(a string) bool { _, ok := cfg.Agent(a); return ok }); err != nil {
-				return nil, fmt.Errorf("playbook %s: %w", pb.Name, err)
-			}
-			return json.Marshal(p)
-		},
-		Run: runOrchestrate,
+		Prepare: prepareWith(cfg, pb),
+		Run:     runOrchestrate,
+	}
+}
+
+// prepareWith plans a request when its task starts and checks the plan
+// against the configured agents: a bad plan is refused before any call.
+func prepareWith(cfg *config.Config, planner plan.Planner) func(*a2a.Message) (json.RawMessage, error) {
+	known := func(a string) bool { _, ok := cfg.Agent(a); return ok }
+	return func(m *a2a.Message) (json.RawMessage, error) {
+		p, err := planner.Plan(m)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Validate(known); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		return json.Marshal(p)
 	}
 }
