@@ -127,15 +127,13 @@ func TestAgentCard(t *testing.T) {
 			t.Errorf("card does not declare %s", b)
 		}
 	}
-	// Streaming is built; nothing is claimed that is not.
+	// Streaming and push are built; nothing is claimed that is not.
 	caps := card["capabilities"].(map[string]any)
-	if caps["streaming"] != true {
-		t.Error("capabilities.streaming is not claimed")
+	if caps["streaming"] != true || caps["pushNotifications"] != true {
+		t.Errorf("capabilities %v: streaming and pushNotifications are built", caps)
 	}
-	for _, c := range []string{"streaming", "pushNotifications", "extendedAgentCard"} {
-		if c != "streaming" && caps[c] == true {
-			t.Errorf("capabilities.%s is claimed", c)
-		}
+	if caps["extendedAgentCard"] == true {
+		t.Error("capabilities.extendedAgentCard is claimed")
 	}
 
 	req, _ := http.NewRequest(http.MethodGet, env.BaseURL+"/.well-known/agent-card.json", nil)
@@ -150,11 +148,11 @@ func TestAgentCard(t *testing.T) {
 	}
 }
 
-func TestStreamingAndPushAreRefusedAsUnsupported(t *testing.T) {
+func TestUnbuiltOperationsAreRefused(t *testing.T) {
 	status, out := post(t, "/jsonrpc", "application/json",
 		`{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"x","url":"http://127.0.0.1:1/hook"}}`)
-	if status != http.StatusOK || out["error"].(map[string]any)["code"] != float64(-32003) {
-		t.Errorf("push config: HTTP %d %v, want -32003", status, out)
+	if status != http.StatusOK || out["error"].(map[string]any)["code"] != float64(-32001) {
+		t.Errorf("push config for an unknown task: HTTP %d %v, want -32001", status, out)
 	}
 	status, out = post(t, "/jsonrpc", "application/json", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`)
 	if status != http.StatusOK || out["error"].(map[string]any)["code"] != float64(-32004) {

@@ -52,7 +52,11 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 	}
 	card := Agent
 	card.BaseURL = base
-	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log}
+	webhooks, err := WebhookPolicyFromEnv()
+	if err != nil {
+		return err
+	}
+	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks}
 	if ready != nil {
 		ready(base + "/.well-known/agent-card.json")
 	}
@@ -80,7 +84,8 @@ func checkExposure(fl FrontendFlags) error {
 
 // RunWorker runs the worker until ctx ends. The demo ledger lives in
 // $A2A_LEDGER_DIR (default in memory); the trip agents' bookings take
-// $A2A_TRIP_DELAY (default 200ms).
+// $A2A_TRIP_DELAY (default 200ms); a push notification is retried for
+// $A2A_PUSH_GIVE_UP (default 1h).
 func RunWorker(ctx context.Context, c client.Client, namespace string, cfg *config.Config, log *slog.Logger) error {
 	if err := EnsureSearchAttributes(ctx, c, namespace); err != nil {
 		return err
@@ -93,11 +98,21 @@ func RunWorker(ctx context.Context, c client.Client, namespace string, cfg *conf
 		}
 		delay = d
 	}
-	acts, err := NewActivities(os.Getenv("A2A_LEDGER_DIR"), cfg, delay, log)
+	webhooks, err := WebhookPolicyFromEnv()
 	if err != nil {
 		return err
 	}
-	w := NewWorker(c, skills.New(cfg), acts, 0)
+	acts, err := NewActivities(os.Getenv("A2A_LEDGER_DIR"), cfg, delay, webhooks, log)
+	if err != nil {
+		return err
+	}
+	var o WorkerOptions
+	if v := os.Getenv("A2A_PUSH_GIVE_UP"); v != "" {
+		if o.PushGiveUp, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("A2A_PUSH_GIVE_UP: %w", err)
+		}
+	}
+	w := NewWorker(c, skills.New(cfg), acts, o)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

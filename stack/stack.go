@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
@@ -103,12 +105,13 @@ type Activities struct {
 	Flights    *activities.Flights
 	Bookings   *activities.Bookings
 	Downstream *activities.Downstream
+	Push       *activities.Push
 }
 
 // NewActivities makes the activities: ledgerDir is where bookings are
 // recorded (empty: in memory), cfg names the downstream agents, tripDelay
 // is how long the trip agents' bookings take.
-func NewActivities(ledgerDir string, cfg *config.Config, tripDelay time.Duration, log *slog.Logger) (*Activities, error) {
+func NewActivities(ledgerDir string, cfg *config.Config, tripDelay time.Duration, webhooks activities.WebhookPolicy, log *slog.Logger) (*Activities, error) {
 	l, err := activities.NewLedger(ledgerDir)
 	if err != nil {
 		return nil, err
@@ -118,19 +121,28 @@ func NewActivities(ledgerDir string, cfg *config.Config, tripDelay time.Duration
 		Flights:    &activities.Flights{Ledger: l},
 		Bookings:   &activities.Bookings{Ledger: l, Delay: tripDelay},
 		Downstream: &activities.Downstream{Config: cfg, WatchFor: 30 * time.Second, Log: log},
+		Push:       activities.NewPush(webhooks),
 	}, nil
 }
 
+// WorkerOptions tune the task workflows.
+type WorkerOptions struct {
+	// HistoryLimit is when a waiting task continues as new (0: when
+	// Temporal suggests it).
+	HistoryLimit int
+	// PushGiveUp bounds the retries of one push notification (0: an hour).
+	PushGiveUp time.Duration
+}
+
 // NewWorker makes a worker for the task workflows and their activities.
-// historyLimit is when a waiting task continues as new (0: when Temporal
-// suggests it).
-func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities, historyLimit int) worker.Worker {
+func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities, o WorkerOptions) worker.Worker {
 	w := worker.New(c, workflows.TaskQueue, worker.Options{})
-	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: historyLimit}).Register(w)
+	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: o.HistoryLimit, PushGiveUp: o.PushGiveUp}).Register(w)
 	acts.Demo.Register(w)
 	acts.Flights.Register(w)
 	acts.Bookings.Register(w)
 	acts.Downstream.Register(w)
+	acts.Push.Register(w)
 	return w
 }
 
@@ -143,12 +155,15 @@ type Frontend struct {
 	Log       *slog.Logger
 	// KeepAlive is how often idle streams get an SSE comment (default 15s).
 	KeepAlive time.Duration
+	// Webhooks says which addresses push notification URLs may use.
+	Webhooks activities.WebhookPolicy
 }
 
 // Serve answers A2A requests on ln (and gRPC on grpcLn when not nil) until
 // ctx ends, then finishes the requests in flight.
 func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listener) error {
 	h := server.NewHandler(f.Temporal, f.Namespace, f.Catalog, f.Log)
+	h.Webhooks = f.Webhooks
 	card := f.Card
 	card.Skills = f.Catalog.Cards()
 	if grpcLn != nil {
@@ -187,4 +202,23 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil
+}
+
+// WebhookPolicyFromEnv reads $A2A_ALLOW_WEBHOOKS: "loopback" and/or
+// "private" (comma-separated) admit those addresses for push notification
+// URLs; by default only public addresses are.
+func WebhookPolicyFromEnv() (activities.WebhookPolicy, error) {
+	var p activities.WebhookPolicy
+	for _, v := range strings.Split(os.Getenv("A2A_ALLOW_WEBHOOKS"), ",") {
+		switch strings.TrimSpace(v) {
+		case "":
+		case "loopback":
+			p.AllowLoopback = true
+		case "private":
+			p.AllowPrivate = true
+		default:
+			return p, fmt.Errorf("A2A_ALLOW_WEBHOOKS: unknown value %q (want loopback, private)", v)
+		}
+	}
+	return p, nil
 }

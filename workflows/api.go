@@ -87,6 +87,8 @@ type TaskInput struct {
 	// referenceTaskIds, with their artifacts as they were when it arrived:
 	// a follow-up builds on them.
 	References []Reference `json:"references,omitempty"`
+	// Push is a push config sent with the first message.
+	Push *a2a.PushConfig `json:"push,omitempty"`
 	// Carry is the state of a task continued as new, to keep its Temporal
 	// history short however many rounds it goes through.
 	Carry *Carry `json:"carry,omitempty"`

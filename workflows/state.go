@@ -24,6 +24,7 @@ type taskState struct {
 	// Inbox holds client messages accepted while the task was interrupted,
 	// not yet taken by the skill.
 	Inbox           []*a2a.Message `json:"inbox"`
+	Push            []*pushSub     `json:"push,omitempty"`
 	CancelRequested bool           `json:"cancelRequested"`
 	// SkillState is the skill's checkpoint, from which it resumes after a
 	// continue-as-new; Waiting says the task was interrupted at that point.

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.temporal.io/sdk/temporal"
@@ -18,6 +19,8 @@ type Tasks struct {
 	// HistoryLimit is the Temporal history length at which a waiting task
 	// continues as new; 0 follows the server's suggestion.
 	HistoryLimit int
+	// PushGiveUp bounds the retries of one push notification (default 1h).
+	PushGiveUp time.Duration
 }
 
 // Register adds the task workflow to a worker.
@@ -56,6 +59,12 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	}
 	resuming := st.Waiting
 	st.Waiting = false
+	if in.Carry == nil && in.Push != nil {
+		st.addPush(*in.Push) // before the first event: it hears them all
+	}
+	if err := t.pushHandlers(ctx, st); err != nil {
+		return nil, err
+	}
 	if in.Carry == nil {
 		st.acceptMessage(in.Message)
 		if err := st.setStatus(ctx, a2a.TaskStateSubmitted, nil); err != nil {
@@ -173,8 +182,9 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	if err := finish(ctx, st, err); err != nil {
 		return nil, err
 	}
-	// Let blocked SendMessage/CancelTask calls see the final state.
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+	// Let blocked SendMessage/CancelTask calls see the final state, and
+	// push notifications deliver it.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && st.pushSettled() }); err != nil {
 		return nil, err
 	}
 	return st.snapshot(), nil

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/skills"
 	"github.com/durable-a2a/orchestrator/workflows"
 )
@@ -40,6 +41,8 @@ type Handler struct {
 	log       *slog.Logger
 	// principal tells who is calling; authentication fills it in.
 	principal func(context.Context) Principal
+	// Webhooks says which addresses push notification URLs may use.
+	Webhooks activities.WebhookPolicy
 }
 
 var _ a2asrv.RequestHandler = (*Handler)(nil)
@@ -70,7 +73,7 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	p := h.principal(ctx)
 	p.Tenant = tenantOf(ctx, req.Tenant)
 	returnNow := req.Config != nil && req.Config.ReturnImmediately
-	reply, view, err := h.send(ctx, p, req.Message, returnNow)
+	reply, view, err := h.send(ctx, p, req.Message, returnNow, pushConfigOf(req.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -80,16 +83,24 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	return trimHistory(view.Task, historyLength(req.Config)), nil
 }
 
-// send starts a task or delivers the message to its task.
-func (h *Handler) send(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Message, *workflows.TaskView, error) {
+// send starts a task or delivers the message to its task. A push config
+// sent along is registered with the task before the message is applied.
+func (h *Handler) send(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool, pushCfg *a2a.PushConfig) (*a2a.Message, *workflows.TaskView, error) {
 	if msg.TaskID != "" {
+		if pushCfg != nil {
+			cfg := *pushCfg
+			cfg.TaskID, cfg.Tenant = msg.TaskID, p.Tenant
+			if _, err := h.createPush(ctx, p, &cfg); err != nil {
+				return nil, nil, err
+			}
+		}
 		view, err := h.continueTask(ctx, p, msg, returnNow)
 		return nil, view, err
 	}
-	return h.startTask(ctx, p, msg, returnNow)
+	return h.startTask(ctx, p, msg, returnNow, pushCfg)
 }
 
-func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*a2a.Message, *workflows.TaskView, error) {
+func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool, pushCfg *a2a.PushConfig) (*a2a.Message, *workflows.TaskView, error) {
 	skillID, def, err := h.catalog.Pick(msg)
 	if err != nil {
 		return nil, nil, a2a.NewError(a2a.ErrInvalidParams, err.Error())
@@ -119,11 +130,15 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 	if err != nil {
 		return nil, nil, err
 	}
+	push, err := h.inlinePush(ctx, pushCfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	taskID := newTaskID(p, msg.ID)
 	stored := *msg
 	stored.ContextID = contextID
 	stored.TaskID = taskID
-	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored, Args: args, References: refs}
+	in := workflows.TaskInput{TaskID: taskID, ContextID: contextID, Owner: p.Owner, Tenant: p.Tenant, Skill: skillID, Message: &stored, Args: args, References: refs, Push: push}
 
 	start := h.temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       string(taskID),
@@ -293,28 +308,6 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	return nil, h.mapError(ctx, err, "cancel task")
 }
 
-var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "push notifications are not supported (capabilities.pushNotifications is false)")
-
-// GetTaskPushConfig is refused: push notifications are not offered.
-func (h *Handler) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, errNoPush
-}
-
-// ListTaskPushConfigs is refused: push notifications are not offered.
-func (h *Handler) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, errNoPush
-}
-
-// CreateTaskPushConfig is refused: push notifications are not offered.
-func (h *Handler) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, errNoPush
-}
-
-// DeleteTaskPushConfig is refused: push notifications are not offered.
-func (h *Handler) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
-	return errNoPush
-}
-
 // GetExtendedAgentCard is refused: the card does not claim an extended card.
 func (h *Handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
 	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "no extended agent card (capabilities.extendedAgentCard is false)")
@@ -401,13 +394,7 @@ func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg an
 			}
 		}
 		var handle client.WorkflowUpdateHandle
-		handle, err = h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-			WorkflowID:   string(id),
-			UpdateID:     uuid.NewString(),
-			UpdateName:   name,
-			Args:         []any{arg},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		})
+		handle, err = h.temporal.UpdateWorkflow(ctx, updateOptions(id, name, arg))
 		if err == nil {
 			var view workflows.TaskView
 			if err = handle.Get(ctx, &view); err == nil {
@@ -423,6 +410,16 @@ func (h *Handler) update(ctx context.Context, id a2a.TaskID, name string, arg an
 		}
 	}
 	return nil, err
+}
+
+func updateOptions(id a2a.TaskID, name string, arg any) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{
+		WorkflowID:   string(id),
+		UpdateID:     uuid.NewString(),
+		UpdateName:   name,
+		Args:         []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
 }
 
 // closedMeanwhile reports whether an update failed because the task's

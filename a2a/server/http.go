@@ -51,7 +51,7 @@ func NewCard(o CardOptions) *a2a.AgentCard {
 		Description:         o.Description,
 		Version:             o.Version,
 		SupportedInterfaces: ifaces,
-		Capabilities:        a2a.AgentCapabilities{Streaming: true},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:   []string{"text/plain", "application/json"},
 		DefaultOutputModes:  []string{"text/plain", "application/json"},
 		Skills:              o.Skills,

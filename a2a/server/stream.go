@@ -38,7 +38,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		}
 		p := h.principal(ctx)
 		p.Tenant = tenantOf(ctx, req.Tenant)
-		reply, view, err := h.send(ctx, p, req.Message, true)
+		reply, view, err := h.send(ctx, p, req.Message, true, pushConfigOf(req.Config))
 		if err != nil {
 			yield(nil, err)
 			return

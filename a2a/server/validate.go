@@ -36,9 +36,6 @@ func validateSend(req *a2a.SendMessageRequest) error {
 	if req.Config != nil && req.Config.HistoryLength != nil && *req.Config.HistoryLength < 0 {
 		return invalid("configuration.historyLength must not be negative")
 	}
-	if req.Config != nil && req.Config.PushConfig != nil {
-		return a2a.NewError(a2a.ErrPushNotificationNotSupported, "configuration.taskPushNotificationConfig: push notifications are not supported")
-	}
 	return nil
 }
 
@@ -72,4 +69,11 @@ func tenantOf(ctx context.Context, field string) string {
 		return cc.Tenant()
 	}
 	return ""
+}
+
+func pushConfigOf(c *a2a.SendMessageConfig) *a2a.PushConfig {
+	if c == nil {
+		return nil
+	}
+	return c.PushConfig
 }

@@ -69,6 +69,12 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, f
 	if err := os.Setenv("A2A_TRIP_DELAY", tripDelay.String()); err != nil {
 		return err
 	}
+	// A local setup sends push notifications to local webhooks.
+	if os.Getenv("A2A_ALLOW_WEBHOOKS") == "" {
+		if err := os.Setenv("A2A_ALLOW_WEBHOOKS", "loopback"); err != nil {
+			return err
+		}
+	}
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return stack.RunWorker(ctx, c, "default", cfg, log) })

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
@@ -42,6 +43,12 @@ type Env struct {
 	stop   []func()
 }
 
+// PushGiveUp bounds a push notification's retries in tests.
+const PushGiveUp = 30 * time.Second
+
+// Webhooks admits loopback webhooks (the tests' receivers), nothing private.
+var Webhooks = activities.WebhookPolicy{AllowLoopback: true}
+
 // TripDelay is how long each trip agent's booking takes in tests.
 const TripDelay = 150 * time.Millisecond
 
@@ -54,7 +61,7 @@ func Start(dataDir string) (*Env, error) {
 		return nil, err
 	}
 	cfg := trip.Config()
-	acts, err := stack.NewActivities("", cfg, TripDelay, log)
+	acts, err := stack.NewActivities("", cfg, TripDelay, Webhooks, log)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +103,7 @@ func Start(dataDir string) (*Env, error) {
 
 // StartWorker starts a worker (again, after StopWorker).
 func (e *Env) StartWorker() error {
-	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, HistoryLimit)
+	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, stack.WorkerOptions{HistoryLimit: HistoryLimit, PushGiveUp: PushGiveUp})
 	if err := e.worker.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
@@ -142,7 +149,7 @@ func (e *Env) AddFrontend() (string, func(), error) {
 func (e *Env) serveFrontend(ln, gln net.Listener) func() {
 	card := stack.Agent
 	card.BaseURL = "http://" + ln.Addr().String()
-	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive}
+	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive, Webhooks: Webhooks}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
