@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,10 +23,15 @@ import (
 
 // Activity types of the calls to downstream agents.
 const (
-	DownstreamSendName   = "DownstreamSend"
-	DownstreamWatchName  = "DownstreamWatch"
-	DownstreamCancelName = "DownstreamCancel"
+	DownstreamSendName      = "DownstreamSend"
+	DownstreamWatchName     = "DownstreamWatch"
+	DownstreamCancelName    = "DownstreamCancel"
+	DownstreamSubscribeName = "DownstreamSubscribe"
 )
+
+// WebhookPath is where a node task's downstream agent pushes its events:
+// WebhookPath + node task ID, below the frontend's base URL.
+const WebhookPath = "/webhooks/tasks/"
 
 // ErrTypeDownstream marks a downstream call that cannot succeed by retrying
 // (the agent refused the request).
@@ -49,6 +55,8 @@ type DownstreamResult struct {
 	Artifacts []*a2a.Artifact `json:"artifacts,omitempty"`
 	// Reply is the text of a Message answer (the agent made no task).
 	Reply string `json:"reply,omitempty"`
+	// Push says the agent offers push notifications.
+	Push bool `json:"push,omitempty"`
 }
 
 // Settled: the downstream task is terminal or waits for an answer.
@@ -81,6 +89,33 @@ func (d *Downstream) Register(r interface {
 	r.RegisterActivityWithOptions(d.Send, activity.RegisterOptions{Name: DownstreamSendName})
 	r.RegisterActivityWithOptions(d.Watch, activity.RegisterOptions{Name: DownstreamWatchName})
 	r.RegisterActivityWithOptions(d.Cancel, activity.RegisterOptions{Name: DownstreamCancelName})
+	r.RegisterActivityWithOptions(d.Subscribe, activity.RegisterOptions{Name: DownstreamSubscribeName})
+}
+
+// Subscribe registers this server's webhook for a node task with the
+// downstream task's agent; it returns false when there is nowhere to
+// register (no webhook base URL configured).
+func (d *Downstream) Subscribe(ctx context.Context, agent, downstreamTaskID, nodeTaskID, token string) (bool, error) {
+	if d.Config.WebhookBaseURL == "" {
+		return false, nil
+	}
+	cl, _, err := d.client(ctx, agent)
+	if err != nil {
+		return false, err
+	}
+	_, err = cl.CreateTaskPushConfig(ctx, &a2a.PushConfig{
+		TaskID: a2a.TaskID(downstreamTaskID),
+		ID:     "orchestrator-" + nodeTaskID,
+		URL:    strings.TrimRight(d.Config.WebhookBaseURL, "/") + WebhookPath + nodeTaskID,
+		Token:  token,
+	})
+	if err != nil {
+		if errors.Is(err, a2a.ErrUnsupportedOperation) || errors.Is(err, a2a.ErrTaskNotFound) {
+			return false, nil // the task ended meanwhile: the workflow reads it
+		}
+		return false, classify(agent, err)
+	}
+	return true, nil
 }
 
 // beat heartbeats every second with the latest result, so that a quiet
@@ -151,7 +186,10 @@ func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (DownstreamR
 	b := startBeat(ctx, start)
 	defer b.close()
 	if card.Capabilities.Streaming {
-		return d.follow(ctx, cl, call.Agent, start, cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: msg}), b)
+		r, err := d.follow(ctx, cl, call.Agent, start, func(c context.Context) iter.Seq2[a2a.Event, error] {
+			return cl.SendStreamingMessage(c, &a2a.SendMessageRequest{Message: msg})
+		}, b)
+		return withPush(r, card), err
 	}
 	res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
@@ -160,9 +198,10 @@ func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (DownstreamR
 	r := fromResult(res)
 	b.set(ctx, r)
 	if r.Settled() {
-		return r, nil
+		return withPush(r, card), nil
 	}
-	return d.poll(ctx, cl, call.Agent, r, b)
+	r, err = d.poll(ctx, cl, call.Agent, r, b)
+	return withPush(r, card), err
 }
 
 // Watch follows a known downstream task until it settles or WatchFor passes.
@@ -173,10 +212,15 @@ func (d *Downstream) Watch(ctx context.Context, agent string, known DownstreamRe
 	}
 	b := startBeat(ctx, known)
 	defer b.close()
+	var r DownstreamResult
 	if card.Capabilities.Streaming {
-		return d.follow(ctx, cl, agent, known, cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(known.TaskID)}), b)
+		r, err = d.follow(ctx, cl, agent, known, func(c context.Context) iter.Seq2[a2a.Event, error] {
+			return cl.SubscribeToTask(c, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(known.TaskID)})
+		}, b)
+	} else {
+		r, err = d.poll(ctx, cl, agent, known, b)
 	}
-	return d.poll(ctx, cl, agent, known, b)
+	return withPush(r, card), err
 }
 
 // Cancel cancels a downstream task; one that already ended is fine.
@@ -192,11 +236,16 @@ func (d *Downstream) Cancel(ctx context.Context, agent, taskID string) error {
 	return fmt.Errorf("cancel %s task %s: %w", agent, taskID, err)
 }
 
-// follow reads a stream until the task settles, then reads the whole task.
-func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult, events func(func(a2a.Event, error) bool), b *beat) (DownstreamResult, error) {
-	deadline := time.Now().Add(d.WatchFor)
-	for ev, err := range events {
+// follow reads a stream until the task settles or WatchFor passes, then
+// reads the whole task.
+func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent string, r DownstreamResult, open func(context.Context) iter.Seq2[a2a.Event, error], b *beat) (DownstreamResult, error) {
+	sctx, cancel := context.WithTimeout(ctx, d.WatchFor)
+	defer cancel()
+	for ev, err := range open(sctx) {
 		if err != nil {
+			if sctx.Err() != nil && ctx.Err() == nil && r.TaskID != "" {
+				break // watched long enough: the workflow waits on
+			}
 			if errors.Is(err, a2a.ErrUnsupportedOperation) && r.TaskID != "" {
 				break // the task ended before the subscription: read it
 			}
@@ -211,11 +260,14 @@ func (d *Downstream) follow(ctx context.Context, cl *a2aclient.Client, agent str
 			r.State = e.Status.State
 		}
 		b.set(ctx, r)
-		if r.Settled() || time.Now().After(deadline) {
+		if r.Settled() {
 			break
 		}
 	}
 	if r.TaskID == "" {
+		if sctx.Err() != nil && ctx.Err() == nil {
+			return r, fmt.Errorf("agent %s sent no task within %s", agent, d.WatchFor)
+		}
 		return r, temporal.NewNonRetryableApplicationError(agent+" answered with no task", ErrTypeDownstream, nil)
 	}
 	task, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(r.TaskID)})
@@ -244,6 +296,11 @@ func (d *Downstream) poll(ctx context.Context, cl *a2aclient.Client, agent strin
 		b.set(ctx, r)
 	}
 	return r, nil
+}
+
+func withPush(r DownstreamResult, card *a2a.AgentCard) DownstreamResult {
+	r.Push = card.Capabilities.PushNotifications
+	return r
 }
 
 func fromResult(res a2a.SendMessageResult) DownstreamResult {

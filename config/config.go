@@ -26,8 +26,13 @@ type Agent struct {
 
 // Config is the whole file.
 type Config struct {
-	Agents    []Agent         `toml:"agents"`
-	Playbooks []plan.Playbook `toml:"playbooks"`
+	// WebhookBaseURL is how downstream agents reach this server's
+	// frontends (such as https://a2a.example.com): a node waiting on a long
+	// downstream task registers a push webhook below it. Empty: no push
+	// waits (streaming and polling only).
+	WebhookBaseURL string          `toml:"webhookBaseUrl"`
+	Agents         []Agent         `toml:"agents"`
+	Playbooks      []plan.Playbook `toml:"playbooks"`
 }
 
 // Load reads and checks a configuration file.
@@ -52,6 +57,11 @@ func Load(path string) (*Config, error) {
 
 // Validate names the first field that is wrong.
 func (c *Config) Validate() error {
+	if c.WebhookBaseURL != "" {
+		if u, err := url.Parse(c.WebhookBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("webhookBaseUrl %q is not an http(s) URL", c.WebhookBaseURL)
+		}
+	}
 	names := map[string]bool{}
 	for i, a := range c.Agents {
 		switch {

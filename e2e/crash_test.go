@@ -16,6 +16,7 @@ import (
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
+	"github.com/durable-a2a/orchestrator/internal/testenv"
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
@@ -211,7 +212,7 @@ func TestTripSurvivesWorkerKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	go func() { _ = trip.Serve(ctx, tc, "default", env.Log) }()
+	go func() { _ = trip.Serve(ctx, tc, "default", testenv.Webhooks, env.Log) }()
 	cfgPath := filepath.Join(t.TempDir(), "a2a.toml")
 	if err := os.WriteFile(cfgPath, []byte(tripConfigTOML(trip)), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,12 +2,17 @@ package e2e
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/durable-a2a/orchestrator/workflows"
 )
 
 func tripMsg(text string) *a2a.Message {
@@ -319,5 +324,49 @@ func TestCancelParentCancelsTheGraph(t *testing.T) {
 	list, err = c.ListTasks(ctxT(t), &a2a.ListTasksRequest{ContextID: m.ContextID})
 	if err != nil || list.TotalSize != 2 {
 		t.Fatalf("tasks started after the cancel: %d", list.TotalSize)
+	}
+}
+
+// A node waiting on a long downstream task registers this server's webhook
+// with the agent and sleeps until the agent's push wakes it.
+func TestLongDownstreamTaskWakesItsNodeByPush(t *testing.T) {
+	oldWatch, oldDelay := env.Acts.Downstream.WatchFor, env.Acts.Bookings.Delay
+	env.Acts.Downstream.WatchFor, env.Acts.Bookings.Delay = 100*time.Millisecond, 1500*time.Millisecond
+	defer func() { env.Acts.Downstream.WatchFor, env.Acts.Bookings.Delay = oldWatch, oldDelay }()
+
+	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
+	m := planMsg(nodes(map[string]any{"id": "slow", "agent": "hotel", "message": "a slow hotel booking"}))
+	task := send(t, c, &a2a.SendMessageRequest{Message: m})
+	expectState(t, task, a2a.TaskStateCompleted, "")
+	row := summaryRows(t, task)["slow"]
+	nodeID := row["taskId"].(string)
+
+	wakes := 0
+	it := env.Client.GetWorkflowHistory(ctxT(t), nodeID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == workflows.UpdateWake {
+			wakes++
+		}
+	}
+	if wakes == 0 {
+		t.Fatal("the node was not woken by a push from the downstream agent")
+	}
+
+	// The webhook refuses a wrong token, exactly as an unknown task.
+	for _, id := range []string{nodeID, uuid.NewString()} {
+		req, _ := http.NewRequest(http.MethodPost, env.BaseURL+"/webhooks/tasks/"+id, strings.NewReader("{}"))
+		req.Header.Set("X-A2A-Notification-Token", "forged")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("forged webhook call: HTTP %d, want 401", resp.StatusCode)
+		}
 	}
 }

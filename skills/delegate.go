@@ -25,11 +25,17 @@ func runDelegate(s *workflows.Session) error {
 	if agent == "" {
 		return s.Reject("a node task needs metadata.agent")
 	}
-	var r activities.DownstreamResult
-	resumed, err := s.Restore(&r)
+	// The checkpoint: where the downstream task stands, and whether this
+	// task's webhook is registered with it.
+	var cp struct {
+		R      activities.DownstreamResult `json:"r"`
+		Pushed bool                        `json:"pushed,omitempty"`
+	}
+	resumed, err := s.Restore(&cp)
 	if err != nil {
 		return err
 	}
+	r := &cp.R
 	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		HeartbeatTimeout:    5 * time.Second,
@@ -66,7 +72,7 @@ func runDelegate(s *workflows.Session) error {
 			return err
 		}
 		call := activities.DownstreamCall{Agent: agent, MessageID: string(s.TaskID()), Parts: msg.Parts}
-		if err := workflow.ExecuteActivity(ctx, activities.DownstreamSendName, call).Get(ctx, &r); err != nil {
+		if err := workflow.ExecuteActivity(ctx, activities.DownstreamSendName, call).Get(ctx, r); err != nil {
 			if s.Ctx().Err() != nil {
 				return canceled()
 			}
@@ -77,10 +83,11 @@ func runDelegate(s *workflows.Session) error {
 		}
 	}
 	wait := 500 * time.Millisecond
+	seen := s.Wakes() // pushes counted before the last look at the downstream task
 	for {
 		// The checkpoint is where the task stands; a continue-as-new resumes
 		// from it.
-		if err := s.Checkpoint(r); err != nil {
+		if err := s.Checkpoint(cp); err != nil {
 			return err
 		}
 		if err := s.ContinueIfLong(); err != nil {
@@ -111,7 +118,7 @@ func runDelegate(s *workflows.Session) error {
 				Agent: agent, TaskID: r.TaskID, ContextID: r.ContextID, Parts: answer.Parts,
 				MessageID: uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(s.TaskID())+"/"+answer.ID)).String(),
 			}
-			if err := workflow.ExecuteActivity(ctx, activities.DownstreamSendName, call).Get(ctx, &r); err != nil {
+			if err := workflow.ExecuteActivity(ctx, activities.DownstreamSendName, call).Get(ctx, r); err != nil {
 				if s.Ctx().Err() != nil {
 					return canceled()
 				}
@@ -119,12 +126,32 @@ func runDelegate(s *workflows.Session) error {
 			}
 			wait = 500 * time.Millisecond
 		default:
-			// Still working downstream: look again after a durable pause.
-			if err := workflow.Sleep(s.Ctx(), wait); err != nil {
-				return canceled()
+			// Still working downstream. Where the agent pushes, register this
+			// task's webhook and sleep until it is called (with a slow timer
+			// as a safety net); else look again after a growing durable pause.
+			// Either costs nothing while the downstream task runs for hours.
+			if r.Push && !cp.Pushed {
+				if err := workflow.ExecuteActivity(ctx, activities.DownstreamSubscribeName,
+					agent, r.TaskID, string(s.TaskID()), s.WebhookToken()).Get(ctx, &cp.Pushed); err != nil {
+					if s.Ctx().Err() != nil {
+						return canceled()
+					}
+					cp.Pushed = false // fall back to polling
+				}
 			}
-			wait = min(wait*2, time.Minute)
-			if err := workflow.ExecuteActivity(ctx, activities.DownstreamWatchName, agent, r).Get(ctx, &r); err != nil {
+			if cp.Pushed {
+				// Pushes that came while the last look ran count: no wake is lost.
+				if _, err := s.AwaitWake(seen, 5*time.Minute); err != nil {
+					return canceled()
+				}
+			} else {
+				if err := workflow.Sleep(s.Ctx(), wait); err != nil {
+					return canceled()
+				}
+				wait = min(wait*2, time.Minute)
+			}
+			seen = s.Wakes()
+			if err := workflow.ExecuteActivity(ctx, activities.DownstreamWatchName, agent, *r).Get(ctx, r); err != nil {
 				if s.Ctx().Err() != nil {
 					return canceled()
 				}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
+	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/skills"
@@ -53,7 +54,7 @@ func (t *TripAgents) Config() *config.Config {
 // Serve runs the agents until ctx ends. The flight, hotel and snowmobile
 // agents are frontends of this project on Temporal (their tasks run on the
 // worker); the spa agent is a2a-go's stock in-memory server.
-func (t *TripAgents) Serve(ctx context.Context, c client.Client, namespace string, log *slog.Logger) error {
+func (t *TripAgents) Serve(ctx context.Context, c client.Client, namespace string, webhooks activities.WebhookPolicy, log *slog.Logger) error {
 	all := skills.New(nil)
 	g, ctx := errgroup.WithContext(ctx)
 	for i, a := range []struct{ name, skill string }{
@@ -61,7 +62,7 @@ func (t *TripAgents) Serve(ctx context.Context, c client.Client, namespace strin
 	} {
 		ln := t.listeners[i]
 		f := &Frontend{
-			Temporal: c, Namespace: namespace, Catalog: all.Only(a.skill), Log: log,
+			Temporal: c, Namespace: namespace, Catalog: all.Only(a.skill), Log: log, Webhooks: webhooks,
 			Card: server.CardOptions{Name: a.name, Description: a.name + " of the trip example (durable, on Temporal).", Version: Agent.Version, BaseURL: "http://" + ln.Addr().String()},
 		}
 		g.Go(func() error { return f.Serve(ctx, ln, nil) })

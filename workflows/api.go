@@ -26,6 +26,9 @@ const (
 	// parent; SignalNodeStatus tells a parent that a node task's state changed.
 	SignalForward    = "a2a.Forward"
 	SignalNodeStatus = "a2a.NodeStatus"
+	// UpdateWake is a downstream agent's push notification reaching a node
+	// task through the frontend's webhook; its argument is the token.
+	UpdateWake = "a2a.DownstreamEvent"
 )
 
 // NodeStatus is what a node task tells its parent.

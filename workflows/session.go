@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/uuid"
@@ -123,6 +124,26 @@ func (s *Session) AddArtifact(a *a2a.Artifact) {
 	}
 	s.state.addArtifact(a, false, false)
 }
+
+// WebhookToken is the secret a downstream agent's pushes to this task must
+// carry; made once (randomly, recorded in history) and kept.
+func (s *Session) WebhookToken() string {
+	if s.state.WebhookToken == "" {
+		var tok string
+		_ = workflow.SideEffect(s.ctx, func(workflow.Context) any { return uuid.NewString() }).Get(&tok)
+		s.state.WebhookToken = tok
+	}
+	return s.state.WebhookToken
+}
+
+// AwaitWake waits for a push from the downstream agent (after the given
+// count of pushes) or the timeout; false on timeout.
+func (s *Session) AwaitWake(seen int, timeout time.Duration) (bool, error) {
+	return workflow.AwaitWithTimeout(s.ctx, timeout, func() bool { return s.state.Wakes > seen })
+}
+
+// Wakes counts the pushes received so far.
+func (s *Session) Wakes() int { return s.state.Wakes }
 
 // Checkpoint saves the skill's progress. A skill that asks more than a few
 // questions checkpoints before each Ask, so that it can resume from there

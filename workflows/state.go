@@ -30,6 +30,10 @@ type taskState struct {
 	// continue-as-new; Waiting says the task was interrupted at that point.
 	SkillState json.RawMessage `json:"skillState,omitempty"`
 	Waiting    bool            `json:"waiting,omitempty"`
+	// WebhookToken authenticates pushes from a downstream agent; Wakes
+	// counts the pushes received.
+	WebhookToken string `json:"webhookToken,omitempty"`
+	Wakes        int    `json:"wakes,omitempty"`
 
 	// closing: this run is about to continue as new; waiting handlers
 	// answer "ask again" so that it can.

@@ -65,6 +65,16 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 	if err := t.pushHandlers(ctx, st); err != nil {
 		return nil, err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateWake,
+		func(ctx workflow.Context, token string) error { st.Wakes++; return nil },
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, token string) error {
+			if st.WebhookToken == "" || token != st.WebhookToken {
+				return temporal.NewApplicationError("bad webhook token", ErrTypeInvalidParams)
+			}
+			return nil
+		}}); err != nil {
+		return nil, fmt.Errorf("set wake handler: %w", err)
+	}
 	if in.Carry == nil {
 		st.acceptMessage(in.Message)
 		if err := st.setStatus(ctx, a2a.TaskStateSubmitted, nil); err != nil {

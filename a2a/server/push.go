@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/durable-a2a/orchestrator/workflows"
 )
@@ -153,4 +157,33 @@ func (h *Handler) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskP
 		return nil
 	}
 	return h.mapError(ctx, err, "delete push config")
+}
+
+// ServeWebhook receives a downstream agent's push notification for a node
+// task (POST /webhooks/tasks/{id}) and wakes the node's workflow; the
+// node then reads the downstream task itself. The notification token, which
+// only that node and the downstream agent know, authenticates the call.
+func (h *Handler) ServeWebhook(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	token := r.Header.Get("X-A2A-Notification-Token")
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+	if _, err := uuid.Parse(id); err != nil || token == "" {
+		http.Error(w, "unknown task or missing token", http.StatusUnauthorized)
+		return
+	}
+	handle, err := h.temporal.UpdateWorkflow(r.Context(), updateOptions(a2a.TaskID(id), workflows.UpdateWake, token))
+	if err == nil {
+		err = handle.Get(r.Context(), nil)
+	}
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.As(err, &appErr) || isCompleted(err):
+		// A wrong token and an unknown task look the same.
+		http.Error(w, "unknown task or bad token", http.StatusUnauthorized)
+	default:
+		h.log.WarnContext(r.Context(), "webhook: could not wake task", "taskId", id, "err", err)
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+	}
 }

@@ -66,6 +66,10 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, f
 		return err
 	}
 	cfg := trip.Config()
+	cfg.WebhookBaseURL = fl.PublicURL
+	if cfg.WebhookBaseURL == "" {
+		cfg.WebhookBaseURL = "http://" + fl.Addr
+	}
 	if err := os.Setenv("A2A_TRIP_DELAY", tripDelay.String()); err != nil {
 		return err
 	}
@@ -78,7 +82,11 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, f
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return stack.RunWorker(ctx, c, "default", cfg, log) })
-	g.Go(func() error { return trip.Serve(ctx, c, "default", log) })
+	webhooks, err := stack.WebhookPolicyFromEnv()
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return trip.Serve(ctx, c, "default", webhooks, log) })
 	g.Go(func() error {
 		return stack.RunFrontend(ctx, c, "default", cfg, fl, log, func(cardURL string) {
 			fmt.Printf("Temporal:   %s (namespace default, data in %s)\n", srv.HostPort(), dataDir)

@@ -89,11 +89,12 @@ func Start(dataDir string) (*Env, error) {
 		e.Close()
 		return nil, err
 	}
+	cfg.WebhookBaseURL = e.BaseURL // nodes waiting on long downstream tasks get pushes here
 	tctx, tcancel := context.WithCancel(context.Background())
 	tdone := make(chan struct{})
 	go func() {
 		defer close(tdone)
-		if err := trip.Serve(tctx, e.Client, "default", e.Log); err != nil {
+		if err := trip.Serve(tctx, e.Client, "default", Webhooks, e.Log); err != nil {
 			e.Log.Error("trip agents stopped", "err", err)
 		}
 	}()
