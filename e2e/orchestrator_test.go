@@ -370,3 +370,21 @@ func TestLongDownstreamTaskWakesItsNodeByPush(t *testing.T) {
 		}
 	}
 }
+
+// An unreachable agent is retried with backoff, then its node fails with a
+// clear reason (the test worker tries 3 times).
+func TestUnreachableAgentFailsItsNode(t *testing.T) {
+	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
+	task := send(t, c, &a2a.SendMessageRequest{Message: planMsg(nodes(
+		map[string]any{"id": "lost", "agent": "ghost", "message": "anyone there?"},
+		map[string]any{"id": "fine", "agent": "snowmobile", "message": "a tour"},
+	))})
+	expectState(t, task, a2a.TaskStateFailed, "did not complete")
+	rows := summaryRows(t, task)
+	if rows["lost"]["state"] != string(a2a.TaskStateFailed) || !strings.Contains(rows["lost"]["reason"].(string), "ghost") {
+		t.Errorf("lost: %v", rows["lost"])
+	}
+	if rows["fine"]["state"] != string(a2a.TaskStateCompleted) {
+		t.Errorf("fine: %v", rows["fine"])
+	}
+}

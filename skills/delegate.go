@@ -39,10 +39,11 @@ func runDelegate(s *workflows.Session) error {
 	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
 		StartToCloseTimeout: 2 * time.Minute,
 		HeartbeatTimeout:    5 * time.Second,
-		// An unreachable agent is retried with backoff for about ten
-		// minutes, then the node fails with the reason.
+		// An unreachable agent is retried with backoff (by default for
+		// about ten minutes), then the node fails with the reason.
 		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 15,
+			InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			MaximumAttempts:        int32(s.DownstreamAttempts()),
 			NonRetryableErrorTypes: []string{activities.ErrTypeDownstream},
 		},
 		WaitForCancellation: true,

@@ -132,12 +132,14 @@ type WorkerOptions struct {
 	HistoryLimit int
 	// PushGiveUp bounds the retries of one push notification (0: an hour).
 	PushGiveUp time.Duration
+	// DownstreamAttempts bounds the tries of a call to an unreachable agent (0: 15).
+	DownstreamAttempts int
 }
 
 // NewWorker makes a worker for the task workflows and their activities.
 func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities, o WorkerOptions) worker.Worker {
 	w := worker.New(c, workflows.TaskQueue, worker.Options{})
-	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: o.HistoryLimit, PushGiveUp: o.PushGiveUp}).Register(w)
+	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: o.HistoryLimit, PushGiveUp: o.PushGiveUp, DownstreamAttempts: o.DownstreamAttempts}).Register(w)
 	acts.Demo.Register(w)
 	acts.Flights.Register(w)
 	acts.Bookings.Register(w)

@@ -23,6 +23,7 @@ type Session struct {
 	state        *taskState
 	input        TaskInput
 	historyLimit int
+	tasks        *Tasks
 	// resuming: the task continued as new while interrupted; the skill's
 	// first Ask finds the question already asked and just waits.
 	resuming bool
@@ -140,6 +141,14 @@ func (s *Session) WebhookToken() string {
 // count of pushes) or the timeout; false on timeout.
 func (s *Session) AwaitWake(seen int, timeout time.Duration) (bool, error) {
 	return workflow.AwaitWithTimeout(s.ctx, timeout, func() bool { return s.state.Wakes > seen })
+}
+
+// DownstreamAttempts is how often a call to a downstream agent is tried.
+func (s *Session) DownstreamAttempts() int {
+	if s.tasks == nil || s.tasks.DownstreamAttempts == 0 {
+		return 15
+	}
+	return s.tasks.DownstreamAttempts
 }
 
 // Wakes counts the pushes received so far.

@@ -21,6 +21,9 @@ type Tasks struct {
 	HistoryLimit int
 	// PushGiveUp bounds the retries of one push notification (default 1h).
 	PushGiveUp time.Duration
+	// DownstreamAttempts bounds the tries of a call to an unreachable
+	// downstream agent before its node fails (default 15, about ten minutes).
+	DownstreamAttempts int
 }
 
 // Register adds the task workflow to a worker.
@@ -161,7 +164,7 @@ func (t *Tasks) Run(ctx workflow.Context, in TaskInput) (*a2a.Task, error) {
 		err = st.setStatus(ctx, a2a.TaskStateRejected, agentMessage(st, fmt.Sprintf("unknown skill %q", in.Skill)))
 	}
 	for skill != nil {
-		err = skill(&Session{ctx: workCtx, state: st, input: in, historyLimit: t.HistoryLimit, resuming: resuming})
+		err = skill(&Session{ctx: workCtx, state: st, input: in, historyLimit: t.HistoryLimit, resuming: resuming, tasks: t})
 		if !errors.Is(err, errContinueAsNew) {
 			break
 		}

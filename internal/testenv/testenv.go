@@ -61,6 +61,8 @@ func Start(dataDir string) (*Env, error) {
 		return nil, err
 	}
 	cfg := trip.Config()
+	// An agent nobody answers for: its nodes fail after their retries.
+	cfg.Agents = append(cfg.Agents, config.Agent{Name: "ghost", CardURL: "http://127.0.0.1:1"})
 	acts, err := stack.NewActivities("", cfg, TripDelay, Webhooks, log)
 	if err != nil {
 		return nil, err
@@ -104,7 +106,7 @@ func Start(dataDir string) (*Env, error) {
 
 // StartWorker starts a worker (again, after StopWorker).
 func (e *Env) StartWorker() error {
-	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, stack.WorkerOptions{HistoryLimit: HistoryLimit, PushGiveUp: PushGiveUp})
+	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, stack.WorkerOptions{HistoryLimit: HistoryLimit, PushGiveUp: PushGiveUp, DownstreamAttempts: 3})
 	if err := e.worker.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
