@@ -15,6 +15,7 @@ func TestExampleFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := Local("http://127.0.0.1:8091", "http://127.0.0.1:8092", "http://127.0.0.1:8093", "http://127.0.0.1:8094")
+	local.WebhookBaseURL = "http://127.0.0.1:8080" // cmd/dev: its own frontend
 	if !reflect.DeepEqual(c, local) {
 		t.Errorf("the example file and cmd/dev's configuration differ:\n%+v\n%+v", c, local)
 	}
