@@ -227,17 +227,30 @@ func runWork(s *workflows.Session) error {
 	if err := s.Working("working on it"); err != nil {
 		return err
 	}
-	ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
-		StartToCloseTimeout: delay + time.Minute,
-		HeartbeatTimeout:    2 * time.Second,
-		// A cancel returns only once the work has really stopped.
-		WaitForCancellation: true,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
-	})
+	in := activities.WorkInput{Text: TextOf(msg), Delay: delay}
 	var out string
-	if err := workflow.ExecuteActivity(ctx, activities.DemoWorkName,
-		activities.WorkInput{Text: TextOf(msg), Delay: delay}).Get(ctx, &out); err != nil {
-		return err
+	if delay == 0 {
+		// Quick work runs as a local activity: no round trip through
+		// Temporal's task queue, and still recorded, so never done twice
+		// once it has completed.
+		lctx := workflow.WithLocalActivityOptions(s.Ctx(), workflow.LocalActivityOptions{
+			StartToCloseTimeout: 10 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 10 * time.Second},
+		})
+		if err := workflow.ExecuteLocalActivity(lctx, activities.DemoWorkName, in).Get(lctx, &out); err != nil {
+			return err
+		}
+	} else {
+		ctx := workflow.WithActivityOptions(s.Ctx(), workflow.ActivityOptions{
+			StartToCloseTimeout: delay + time.Minute,
+			HeartbeatTimeout:    2 * time.Second,
+			// A cancel returns only once the work has really stopped.
+			WaitForCancellation: true,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+		})
+		if err := workflow.ExecuteActivity(ctx, activities.DemoWorkName, in).Get(ctx, &out); err != nil {
+			return err
+		}
 	}
 	if err := s.Artifact("result", a2a.NewTextPart(out)); err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -136,4 +138,30 @@ func LoadConfig(path string) (*config.Config, error) {
 // Logger is the processes' structured logger.
 func Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// Main is the body of a command that runs against a Temporal cluster: it
+// connects with the TEMPORAL_* settings, reads the configuration, runs until
+// SIGINT or SIGTERM, and exits non-zero on failure.
+func Main(name, configPath string, run func(context.Context, client.Client, string, *config.Config, *slog.Logger) error) {
+	log := Logger()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fail := func(err error) {
+		log.Error(name+" failed", "err", err)
+		os.Exit(1)
+	}
+	cfg, err := LoadConfig(configPath)
+	if err != nil {
+		fail(err)
+	}
+	c, ns, err := Dial(ctx, "", log)
+	if err != nil {
+		fail(err)
+	}
+	defer c.Close()
+	if err := run(ctx, c, ns, cfg, log); err != nil {
+		c.Close()
+		fail(err)
+	}
 }

@@ -183,7 +183,7 @@ func (h *Handler) awaitListed(ctx context.Context, id a2a.TaskID) {
 	defer cancel()
 	// The first look comes after the usual visibility lag: each look spends
 	// the namespace's visibility rate limit.
-	for wait := 10 * time.Millisecond; ; wait = min(wait*2, 100*time.Millisecond) {
+	for wait := 5 * time.Millisecond; ; wait = min(wait*3/2, 50*time.Millisecond) {
 		select {
 		case <-ctx.Done():
 			h.log.WarnContext(ctx, "new task not yet visible to ListTasks", "taskId", id)

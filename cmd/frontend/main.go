@@ -6,10 +6,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"log/slog"
 
+	"go.temporal.io/sdk/client"
+
+	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
@@ -21,26 +22,7 @@ func main() {
 	flag.BoolVar(&fl.Insecure, "insecure", false, "serve on a non-loopback address without authentication")
 	configPath := flag.String("config", "", "configuration file (agents, playbooks); default $A2A_CONFIG")
 	flag.Parse()
-
-	log := stack.Logger()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	c, ns, err := stack.Dial(ctx, "", log)
-	if err != nil {
-		log.Error("frontend failed", "err", err)
-		os.Exit(1)
-	}
-	defer c.Close()
-	cfg, err := stack.LoadConfig(*configPath)
-	if err != nil {
-		log.Error("frontend failed", "err", err)
-		os.Exit(1)
-	}
-	err = stack.RunFrontend(ctx, c, ns, cfg, fl, log, func(cardURL string) {
-		fmt.Printf("Agent Card: %s\n", cardURL)
+	stack.Main("frontend", *configPath, func(ctx context.Context, c client.Client, ns string, cfg *config.Config, log *slog.Logger) error {
+		return stack.RunFrontend(ctx, c, ns, cfg, fl, log, func(cardURL string) { fmt.Printf("Agent Card: %s\n", cardURL) })
 	})
-	if err != nil {
-		log.Error("frontend failed", "err", err)
-		os.Exit(1)
-	}
 }

@@ -41,6 +41,7 @@ type Env struct {
 
 	worker worker.Worker
 	stop   []func()
+	opts   Options
 }
 
 // PushGiveUp bounds a push notification's retries in tests.
@@ -55,7 +56,28 @@ const TripDelay = 150 * time.Millisecond
 // Start brings up Temporal (data in dataDir, or in memory when empty), a
 // worker, a frontend and the trip agents.
 func Start(dataDir string) (*Env, error) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return StartWith(dataDir, Options{HistoryLimit: HistoryLimit, Quiet: false})
+}
+
+// Options change what Start sets up.
+type Options struct {
+	// HistoryLimit is when waiting tasks continue as new (0: Temporal's
+	// suggestion, as in production).
+	HistoryLimit int
+	// Quiet drops warnings from the log too.
+	Quiet bool
+	// Register adds more workflows and activities to the worker (benchmark
+	// baselines).
+	Register func(worker.Registry)
+}
+
+// StartWith is Start with options.
+func StartWith(dataDir string, o Options) (*Env, error) {
+	level := slog.LevelWarn
+	if o.Quiet {
+		level = slog.LevelError + 4
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: TripDelay})
 	if err != nil {
 		return nil, err
@@ -67,7 +89,7 @@ func Start(dataDir string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Acts: acts, Trip: trip, Config: cfg, Log: log}
+	e := &Env{Acts: acts, Trip: trip, Config: cfg, Log: log, opts: o}
 	srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
 	if err != nil {
 		return nil, err
@@ -106,7 +128,10 @@ func Start(dataDir string) (*Env, error) {
 
 // StartWorker starts a worker (again, after StopWorker).
 func (e *Env) StartWorker() error {
-	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, stack.WorkerOptions{HistoryLimit: HistoryLimit, PushGiveUp: PushGiveUp, DownstreamAttempts: 3})
+	e.worker = stack.NewWorker(e.Client, skills.New(e.Config), e.Acts, stack.WorkerOptions{HistoryLimit: e.opts.HistoryLimit, PushGiveUp: PushGiveUp, DownstreamAttempts: 3})
+	if e.opts.Register != nil {
+		e.opts.Register(e.worker)
+	}
 	if err := e.worker.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -1,0 +1,518 @@
+// Package bench measures what durability costs: each measurement of this
+// server runs next to a baseline in the same run, on the same machine, and
+// is reported as a ratio (absolute times on a shared machine mean little).
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/internal/testenv"
+	"github.com/durable-a2a/orchestrator/workflows"
+)
+
+// Options size the run.
+type Options struct {
+	Latency    int // sequential tasks per variant
+	Throughput int // tasks per variant, sent by 32 clients
+	Clients    int
+	Resume     int // answers to a waiting task
+	Stream     int // streamed status changes
+	GraphRuns  int // runs of the graph per D
+	Idle       int // tasks parked waiting for input
+}
+
+// Defaults take a few minutes on 2 cores.
+func Defaults() Options {
+	return Options{Latency: 200, Throughput: 600, Clients: 32, Resume: 100, Stream: 100, GraphRuns: 3, Idle: 2000}
+}
+
+// Row is one line of the report.
+type Row struct {
+	Metric, Ours, Baseline, Ratio, Aim string
+}
+
+const bareQueue = workflows.TaskQueue
+
+// Run measures everything and writes the table to w.
+func Run(ctx context.Context, o Options, w io.Writer) ([]Row, error) {
+	dir, err := os.MkdirTemp("", "a2a-bench-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	env, err := testenv.StartWith(dir, testenv.Options{Quiet: true, Register: func(r worker.Registry) {
+		r.RegisterWorkflowWithOptions(bareWork, workflow.RegisterOptions{Name: "BenchBareWork"})
+		r.RegisterWorkflowWithOptions(bareWait, workflow.RegisterOptions{Name: "BenchBareWait"})
+	}})
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	ours, err := newClient(ctx, env.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	mem, stopMem, err := startInMemory()
+	if err != nil {
+		return nil, err
+	}
+	defer stopMem()
+	memClient, err := newClient(ctx, mem)
+	if err != nil {
+		return nil, err
+	}
+	b := &runner{ctx: ctx, env: env, ours: ours, mem: memClient}
+	var rows []Row
+	add := func(r ...Row) {
+		rows = append(rows, r...)
+		for _, x := range r {
+			fmt.Fprintf(w, "%-46s %14s %14s %8s  %s\n", x.Metric, x.Ours, x.Baseline, x.Ratio, x.Aim)
+		}
+	}
+	fmt.Fprintf(w, "%-46s %14s %14s %8s  %s\n", "metric", "this server", "baseline", "ratio", "aim")
+
+	steps := []func(Options) ([]Row, error){b.latency, b.throughput, b.resume, b.stream, b.graph, b.idle}
+	for _, step := range steps {
+		r, err := step(o)
+		if err != nil {
+			return rows, err
+		}
+		add(r...)
+	}
+	return rows, nil
+}
+
+type runner struct {
+	ctx  context.Context
+	env  *testenv.Env
+	ours *a2aclient.Client
+	mem  *a2aclient.Client
+}
+
+func newClient(ctx context.Context, base string) (*a2aclient.Client, error) {
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	return a2aclient.NewFromCard(ctx, card, a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC}}))
+}
+
+func msg(text string, meta map[string]any) *a2a.Message {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	m.Metadata = meta
+	return m
+}
+
+// task sends a blocking message that must end in want.
+func task(ctx context.Context, c *a2aclient.Client, m *a2a.Message, want a2a.TaskState) (*a2a.Task, error) {
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
+	if err != nil {
+		return nil, err
+	}
+	t, ok := res.(*a2a.Task)
+	if !ok || t.Status.State != want {
+		return nil, fmt.Errorf("got %v, want a task in %s", res, want)
+	}
+	return t, nil
+}
+
+func (b *runner) bare(ctx context.Context) error {
+	run, err := b.env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: "bench-" + uuid.NewString(), TaskQueue: bareQueue, EnableEagerStart: true,
+	}, "BenchBareWork", "hello durable world")
+	if err != nil {
+		return err
+	}
+	var out string
+	return run.Get(ctx, &out)
+}
+
+// bareWork is the baseline: the same work as the demo skill (its activity),
+// in a bare workflow started and awaited with the SDK.
+func bareWork(ctx workflow.Context, text string) (string, error) {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var out string
+	err := workflow.ExecuteLocalActivity(ctx, activities.DemoWorkName, activities.WorkInput{Text: text}).Get(ctx, &out)
+	return out, err
+}
+
+// bareWait is the resume baseline: a workflow whose update answers at once.
+func bareWait(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandler(ctx, "answer", func(ctx workflow.Context, s string) (string, error) { return s, nil }); err != nil {
+		return err
+	}
+	return workflow.Await(ctx, func() bool { return false })
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func ratio(a, b float64) string { return fmt.Sprintf("%.2f", a/b) }
+
+func timeN(n int, f func() error) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(start))
+	}
+	return out, nil
+}
+
+func (b *runner) latency(o Options) ([]Row, error) {
+	ctx := b.ctx
+	ours, err := timeN(o.Latency, func() error {
+		_, err := task(ctx, b.ours, msg("hello durable world", nil), a2a.TaskStateCompleted)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("latency, this server: %w", err)
+	}
+	mem, err := timeN(o.Latency, func() error {
+		_, err := task(ctx, b.mem, msg("hello durable world", nil), a2a.TaskStateCompleted)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("latency, in-memory: %w", err)
+	}
+	bare, err := timeN(o.Latency, func() error { return b.bare(ctx) })
+	if err != nil {
+		return nil, fmt.Errorf("latency, bare workflow: %w", err)
+	}
+	p := func(d []time.Duration, q int) float64 { return float64(percentile(d, q)) }
+	return []Row{
+		{"task latency p50 vs bare workflow", ms(percentile(ours, 50)), ms(percentile(bare, 50)), ratio(p(ours, 50), p(bare, 50)), "≤ 1.25"},
+		{"task latency p99 vs bare workflow", ms(percentile(ours, 99)), ms(percentile(bare, 99)), ratio(p(ours, 99), p(bare, 99)), ""},
+		{"task latency p50 vs a2a-go in-memory", ms(percentile(ours, 50)), ms(percentile(mem, 50)), ratio(p(ours, 50), p(mem, 50)), "≤ 6"},
+		{"task latency p99 vs a2a-go in-memory", ms(percentile(ours, 99)), ms(percentile(mem, 99)), ratio(p(ours, 99), p(mem, 99)), ""},
+	}, nil
+}
+
+// concurrently runs n calls of f from k clients; it returns tasks/s and
+// the CPU (user+sys) this process used per call.
+func concurrently(n, k int, f func() error) (float64, time.Duration, error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan struct{}, n)
+	)
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	cpu0 := cpuTime()
+	start := time.Now()
+	for range k {
+		wg.Go(func() {
+			for range next {
+				if err := f(); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	return float64(n) / wall.Seconds(), (cpuTime() - cpu0) / time.Duration(n), first
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func (b *runner) throughput(o Options) ([]Row, error) {
+	ctx := b.ctx
+	ours, oursCPU, err := concurrently(o.Throughput, o.Clients, func() error {
+		_, err := task(ctx, b.ours, msg("hello durable world", nil), a2a.TaskStateCompleted)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("throughput, this server: %w", err)
+	}
+	mem, _, err := concurrently(o.Throughput, o.Clients, func() error {
+		_, err := task(ctx, b.mem, msg("hello durable world", nil), a2a.TaskStateCompleted)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("throughput, in-memory: %w", err)
+	}
+	bare, bareCPU, err := concurrently(o.Throughput, o.Clients, func() error { return b.bare(ctx) })
+	if err != nil {
+		return nil, fmt.Errorf("throughput, bare workflow: %w", err)
+	}
+	f := func(x float64) string { return fmt.Sprintf("%.0f /s", x) }
+	return []Row{
+		{fmt.Sprintf("throughput, %d clients, vs bare workflow", o.Clients), f(ours), f(bare), ratio(ours, bare), "≥ 0.9"},
+		{fmt.Sprintf("throughput, %d clients, vs a2a-go in-memory", o.Clients), f(ours), f(mem), ratio(ours, mem), ""},
+		{"CPU per task (all in one process) vs bare", ms(oursCPU), ms(bareCPU), ratio(float64(oursCPU), float64(bareCPU)), ""},
+	}, nil
+}
+
+func (b *runner) resume(o Options) ([]Row, error) {
+	ctx := b.ctx
+	t, err := task(ctx, b.ours, msg("from Lahti to Kuopio", map[string]any{"skill": "book-flight"}), a2a.TaskStateInputRequired)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	ours, err := timeN(o.Resume, func() error {
+		m := msg("not a date yet", nil)
+		m.TaskID, m.ContextID = t.ID, t.ContextID
+		_, err := task(ctx, b.ours, m, a2a.TaskStateInputRequired)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resume, this server: %w", err)
+	}
+	id := "bench-wait-" + uuid.NewString()
+	if _, err := b.env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bareQueue}, "BenchBareWait"); err != nil {
+		return nil, err
+	}
+	defer func() { _ = b.env.Client.TerminateWorkflow(context.Background(), id, "", "bench done") }()
+	bare, err := timeN(o.Resume, func() error {
+		h, err := b.env.Client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+			WorkflowID: id, UpdateName: "answer", Args: []any{"x"}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		})
+		if err != nil {
+			return err
+		}
+		return h.Get(ctx, nil)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("resume, bare update: %w", err)
+	}
+	return []Row{{"resume (answer → next question) p50 vs bare update", ms(percentile(ours, 50)), ms(percentile(bare, 50)),
+		ratio(float64(percentile(ours, 50)), float64(percentile(bare, 50))), ""}}, nil
+}
+
+func (b *runner) stream(o Options) ([]Row, error) {
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	t, err := task(ctx, b.ours, msg("from Lahti to Kuopio", map[string]any{"skill": "book-flight"}), a2a.TaskStateInputRequired)
+	if err != nil {
+		return nil, err
+	}
+	lat := make(chan time.Duration, 2*o.Stream+4)
+	ready := make(chan struct{})
+	go func() {
+		first := true
+		for ev, err := range b.ours.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: t.ID}) {
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			if first {
+				first = false
+				close(ready)
+				continue
+			}
+			if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && su.Status.Timestamp != nil {
+				lat <- now.Sub(*su.Status.Timestamp)
+			}
+		}
+	}()
+	<-ready
+	for range o.Stream {
+		m := msg("not a date yet", nil)
+		m.TaskID, m.ContextID = t.ID, t.ContextID
+		if _, err := task(ctx, b.ours, m, a2a.TaskStateInputRequired); err != nil {
+			return nil, err
+		}
+	}
+	var all []time.Duration
+	for len(all) < 2*o.Stream {
+		select {
+		case d := <-lat:
+			all = append(all, d)
+		case <-time.After(30 * time.Second):
+			return nil, fmt.Errorf("stream: got %d of %d events", len(all), 2*o.Stream)
+		}
+	}
+	return []Row{
+		{"stream latency p50 (event recorded → SSE client)", ms(percentile(all, 50)), "", "", "< 50 ms"},
+		{"stream latency p99", ms(percentile(all, 99)), "", "", ""},
+	}, nil
+}
+
+func (b *runner) graph(o Options) ([]Row, error) {
+	var rows []Row
+	for _, d := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond} {
+		oldB, oldS := b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay
+		b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay = d, d
+		var total time.Duration
+		for range o.GraphRuns {
+			m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("bench"), a2a.NewDataPart(map[string]any{"plan": map[string]any{"nodes": []any{
+				map[string]any{"id": "a", "agent": "hotel", "message": "first"},
+				map[string]any{"id": "b", "agent": "hotel", "message": "second", "dependsOn": []any{"a"}},
+				map[string]any{"id": "c", "agent": "snowmobile", "message": "parallel", "dependsOn": []any{"a"}},
+				map[string]any{"id": "d", "agent": "spa", "message": "last", "dependsOn": []any{"b"}},
+			}}}))
+			start := time.Now()
+			if _, err := task(b.ctx, b.ours, m, a2a.TaskStateCompleted); err != nil {
+				return nil, fmt.Errorf("graph: %w", err)
+			}
+			total += time.Since(start)
+		}
+		b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay = oldB, oldS
+		wall := total / time.Duration(o.GraphRuns)
+		aim := ""
+		if d == 500*time.Millisecond {
+			aim = "≤ 1.10"
+		}
+		rows = append(rows, Row{fmt.Sprintf("trip graph wall / critical path (D = %s)", d), ms(wall), ms(3 * d), ratio(float64(wall), float64(3*d)), aim},
+			Row{fmt.Sprintf("orchestration overhead per node (D = %s)", d), ms((wall - 3*d) / 4), "", "", ""})
+	}
+	return rows, nil
+}
+
+func (b *runner) idle(o Options) ([]Row, error) {
+	if o.Idle == 0 {
+		return nil, nil
+	}
+	rss0 := rss()
+	tasks := make([]*a2a.Task, o.Idle)
+	var mu sync.Mutex
+	i := 0
+	start := time.Now()
+	_, _, err := concurrently(o.Idle, 16, func() error {
+		t, err := task(b.ctx, b.ours, msg("from Inari to Salla", map[string]any{"skill": "book-flight"}), a2a.TaskStateInputRequired)
+		if err == nil {
+			mu.Lock()
+			tasks[i] = t
+			i++
+			mu.Unlock()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("idle: %w", err)
+	}
+	parkTime := time.Since(start)
+	parked := rss()
+	j := 0
+	var answers []time.Duration
+	_, _, err = concurrently(o.Idle, 16, func() error {
+		mu.Lock()
+		t := tasks[j]
+		j++
+		mu.Unlock()
+		m := msg("2027-09-09", nil)
+		m.TaskID, m.ContextID = t.ID, t.ContextID
+		s := time.Now()
+		_, err := task(b.ctx, b.ours, m, a2a.TaskStateCompleted)
+		mu.Lock()
+		answers = append(answers, time.Since(s))
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("idle answers: %w", err)
+	}
+	mb := func(x uint64) string { return fmt.Sprintf("%.0f MB", float64(x)/(1<<20)) }
+	return []Row{
+		{fmt.Sprintf("park %d tasks in INPUT_REQUIRED", o.Idle), fmt.Sprintf("%.1f s", parkTime.Seconds()), "", "", ""},
+		{"RSS while they wait (whole process, incl. Temporal)", mb(parked), mb(rss0), "", "≤ 200 MB (worker+frontend)"},
+		{"RSS per waiting task", fmt.Sprintf("%.1f KB", float64(parked-rss0)/float64(o.Idle)/1024), "", "", ""},
+		{"answer latency p50 / p99 (16 clients)", ms(percentile(answers, 50)), ms(percentile(answers, 99)), "", ""},
+	}, nil
+}
+
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb uint64
+			_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// The a2a-go baseline: its stock in-memory server with an executor that
+// does the same work as the demo skill.
+type sameWork struct{}
+
+func (e *sameWork) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		var text string
+		for _, p := range ec.Message.Parts {
+			if t, ok := p.Content.(a2a.Text); ok {
+				text += string(t)
+			}
+		}
+		words := len(strings.Fields(text))
+		art := a2a.NewArtifactEvent(ec, a2a.NewTextPart(fmt.Sprintf("Processed %q: %d words, %d characters.", text, words, len([]rune(text)))))
+		if !yield(art, nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	}
+}
+
+func (e *sameWork) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+func startInMemory() (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	base := "http://" + ln.Addr().String()
+	card := &a2a.AgentCard{
+		Name: "in-memory baseline", Description: "a2a-go stock server", Version: "1",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(base+"/jsonrpc", a2a.TransportProtocolJSONRPC)},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: "work", Name: "work", Description: "work", Tags: []string{"bench"}}},
+	}
+	h := a2asrv.NewHandler(&sameWork{})
+	mux := http.NewServeMux()
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	mux.Handle("/jsonrpc", a2asrv.NewJSONRPCHandler(h))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return base, func() { _ = srv.Close() }, nil
+}

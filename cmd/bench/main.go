@@ -1,0 +1,34 @@
+// Command bench measures what durability costs, next to baselines in the
+// same run: a2a-go's in-memory server and bare Temporal workflows.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"time"
+
+	"github.com/durable-a2a/orchestrator/bench"
+)
+
+func main() {
+	o := bench.Defaults()
+	flag.IntVar(&o.Latency, "latency", o.Latency, "sequential tasks per variant")
+	flag.IntVar(&o.Throughput, "throughput", o.Throughput, "tasks per variant for throughput")
+	flag.IntVar(&o.Clients, "clients", o.Clients, "concurrent clients for throughput")
+	flag.IntVar(&o.Resume, "resume", o.Resume, "answers to a waiting task")
+	flag.IntVar(&o.Stream, "stream", o.Stream, "streamed rounds")
+	flag.IntVar(&o.GraphRuns, "graph", o.GraphRuns, "graph runs per D")
+	flag.IntVar(&o.Idle, "idle", o.Idle, "tasks parked in INPUT_REQUIRED (0: skip)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Printf("# %s, %d CPUs, %s\n", time.Now().UTC().Format(time.DateOnly), runtime.NumCPU(), runtime.Version())
+	if _, err := bench.Run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
