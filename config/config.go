@@ -33,6 +33,15 @@ type Config struct {
 	WebhookBaseURL string          `toml:"webhookBaseUrl"`
 	Agents         []Agent         `toml:"agents"`
 	Playbooks      []plan.Playbook `toml:"playbooks"`
+	// APIKeys authenticate callers: with any configured, every A2A call
+	// needs one (header X-API-Key); the principal owns the tasks it makes.
+	APIKeys []APIKey `toml:"apiKeys"`
+}
+
+// APIKey is one caller's secret key.
+type APIKey struct {
+	Principal string `toml:"principal"`
+	Key       string `toml:"key"`
 }
 
 // Load reads and checks a configuration file.
@@ -78,6 +87,18 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("agents[%d].apiKeyHeader is needed with apiKey", i)
 		}
 		names[a.Name] = true
+	}
+	keys := map[string]bool{}
+	for i, k := range c.APIKeys {
+		switch {
+		case k.Principal == "":
+			return fmt.Errorf("apiKeys[%d].principal is empty", i)
+		case len(k.Key) < 16:
+			return fmt.Errorf("apiKeys[%d].key is shorter than 16 characters", i)
+		case keys[k.Key]:
+			return fmt.Errorf("apiKeys[%d].key is used twice", i)
+		}
+		keys[k.Key] = true
 	}
 	seen := map[string]bool{}
 	for i, pb := range c.Playbooks {

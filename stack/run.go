@@ -34,8 +34,12 @@ var Agent = server.CardOptions{
 
 // RunFrontend listens and serves the A2A frontend until ctx ends.
 func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *config.Config, fl FrontendFlags, log *slog.Logger, ready func(cardURL string)) error {
-	if err := checkExposure(fl); err != nil {
-		return err
+	auth := AuthFrom(cfg)
+	if !auth.Enabled() {
+		if err := checkExposure(fl); err != nil {
+			return err
+		}
+		log.Warn("no API keys configured: every caller is anonymous (loopback only)")
 	}
 	ln, err := net.Listen("tcp", fl.Addr)
 	if err != nil {
@@ -58,15 +62,24 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 	if err != nil {
 		return err
 	}
-	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks}
+	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks, Auth: auth}
 	if ready != nil {
 		ready(base + "/.well-known/agent-card.json")
 	}
 	return f.Serve(ctx, ln, grpcLn)
 }
 
+// AuthFrom makes the frontend's authentication from the configuration.
+func AuthFrom(cfg *config.Config) *server.Auth {
+	a := &server.Auth{}
+	for _, k := range cfg.APIKeys {
+		a.Keys = append(a.Keys, server.APIKey{Key: k.Key, Principal: k.Principal})
+	}
+	return a
+}
+
 // checkExposure refuses to serve beyond this machine with no authentication
-// (none is built yet) unless told to.
+// configured unless told to.
 func checkExposure(fl FrontendFlags) error {
 	for _, a := range []string{fl.Addr, fl.GRPCAddr} {
 		if a == "" || fl.Insecure {
@@ -78,7 +91,7 @@ func checkExposure(fl FrontendFlags) error {
 		}
 		ip := net.ParseIP(host)
 		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return fmt.Errorf("refusing to serve on %s without authentication; use a loopback address or pass -insecure", a)
+			return fmt.Errorf("refusing to serve on %s without authentication; configure apiKeys, use a loopback address, or pass -insecure", a)
 		}
 	}
 	return nil

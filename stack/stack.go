@@ -159,6 +159,8 @@ type Frontend struct {
 	KeepAlive time.Duration
 	// Webhooks says which addresses push notification URLs may use.
 	Webhooks activities.WebhookPolicy
+	// Auth authenticates callers (nil or no keys: anonymous).
+	Auth *server.Auth
 }
 
 // Serve answers A2A requests on ln (and gRPC on grpcLn when not nil) until
@@ -175,7 +177,9 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	if keepAlive == 0 {
 		keepAlive = 15 * time.Second
 	}
-	mux, err := server.NewHTTPHandler(h, server.NewCard(card), keepAlive, f.Log)
+	agentCard := server.NewCard(card)
+	f.Auth.Declare(agentCard)
+	mux, err := server.NewHTTPHandler(h, agentCard, f.Auth, keepAlive, f.Log)
 	if err != nil {
 		return err
 	}
@@ -184,7 +188,7 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	go func() { errc <- srv.Serve(ln) }()
 	var gs *grpc.Server
 	if grpcLn != nil {
-		gs = grpc.NewServer()
+		gs = grpc.NewServer(f.Auth.GRPC()...)
 		a2agrpc.NewHandler(h).RegisterWith(gs)
 		go func() { errc <- gs.Serve(grpcLn) }()
 	}

@@ -51,7 +51,7 @@ var _ a2asrv.RequestHandler = (*Handler)(nil)
 func NewHandler(c client.Client, namespace string, catalog *skills.Catalog, log *slog.Logger) *Handler {
 	return &Handler{
 		temporal: c, namespace: namespace, catalog: catalog, log: log,
-		principal: func(context.Context) Principal { return Principal{Owner: "anonymous"} },
+		principal: principalFrom,
 	}
 }
 

@@ -84,7 +84,7 @@ func cardHandler(card *a2a.AgentCard) (http.Handler, error) {
 // NewHTTPHandler routes the card, the JSON-RPC and HTTP+JSON bindings and a
 // health check to the request handler.
 // Idle streams get an SSE comment every keepAlive.
-func NewHTTPHandler(h *Handler, card *a2a.AgentCard, keepAlive time.Duration, log *slog.Logger) (http.Handler, error) {
+func NewHTTPHandler(h *Handler, card *a2a.AgentCard, auth *Auth, keepAlive time.Duration, log *slog.Logger) (http.Handler, error) {
 	ch, err := cardHandler(card)
 	if err != nil {
 		return nil, err
@@ -98,8 +98,8 @@ func NewHTTPHandler(h *Handler, card *a2a.AgentCard, keepAlive time.Duration, lo
 	}
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, ch)
-	mux.Handle(JSONRPCPath, limitBody(sseIDs(a2asrv.NewJSONRPCHandler(h, opts...))))
-	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, limitBody(sseIDs(a2asrv.NewRESTHandler(h, opts...)))))
+	mux.Handle(JSONRPCPath, auth.HTTP(limitBody(sseIDs(a2asrv.NewJSONRPCHandler(h, opts...)))))
+	mux.Handle(RESTPath+"/", auth.HTTP(http.StripPrefix(RESTPath, limitBody(sseIDs(a2asrv.NewRESTHandler(h, opts...))))))
 	mux.Handle("POST "+activities.WebhookPath+"{id}", limitBody(http.HandlerFunc(h.ServeWebhook)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/durable-a2a/orchestrator/a2a/server"
 	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
@@ -166,18 +167,25 @@ const KeepAlive = 300 * time.Millisecond
 // nothing with the first but Temporal. It returns its base URL and a stop
 // function.
 func (e *Env) AddFrontend() (string, func(), error) {
+	return e.AddFrontendWithAuth(nil)
+}
+
+// AddFrontendWithAuth starts another frontend whose callers authenticate.
+func (e *Env) AddFrontendWithAuth(auth *server.Auth) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	stop := e.serveFrontend(ln, nil)
+	stop := e.serveFrontendAuth(ln, nil, auth)
 	return "http://" + ln.Addr().String(), stop, nil
 }
 
-func (e *Env) serveFrontend(ln, gln net.Listener) func() {
+func (e *Env) serveFrontend(ln, gln net.Listener) func() { return e.serveFrontendAuth(ln, gln, nil) }
+
+func (e *Env) serveFrontendAuth(ln, gln net.Listener, auth *server.Auth) func() {
 	card := stack.Agent
 	card.BaseURL = "http://" + ln.Addr().String()
-	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive, Webhooks: Webhooks}
+	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive, Webhooks: Webhooks, Auth: auth}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
