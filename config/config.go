@@ -36,6 +36,14 @@ type Config struct {
 	// APIKeys authenticate callers: with any configured, every A2A call
 	// needs one (header X-API-Key); the principal owns the tasks it makes.
 	APIKeys []APIKey `toml:"apiKeys"`
+	// RateLimit bounds each principal's calls (unset: no limit).
+	RateLimit RateLimit `toml:"rateLimit"`
+}
+
+// RateLimit is a token bucket per principal.
+type RateLimit struct {
+	PerSecond float64 `toml:"perSecond"`
+	Burst     int     `toml:"burst"`
 }
 
 // APIKey is one caller's secret key.
@@ -87,6 +95,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("agents[%d].apiKeyHeader is needed with apiKey", i)
 		}
 		names[a.Name] = true
+	}
+	if c.RateLimit.PerSecond < 0 || c.RateLimit.Burst < 0 {
+		return fmt.Errorf("rateLimit.perSecond and rateLimit.burst must not be negative")
 	}
 	keys := map[string]bool{}
 	for i, k := range c.APIKeys {

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +130,117 @@ func TestOwnersSeeOnlyTheirTasks(t *testing.T) {
 			done := send(t, alice, &a2a.SendMessageRequest{Message: reply(task, "to Kemi on 2027-04-04")})
 			expectState(t, done, a2a.TaskStateCompleted, "")
 		})
+	}
+}
+
+func TestExtendedCardAndRateLimit(t *testing.T) {
+	auth := &server.Auth{Keys: []server.APIKey{{Key: "carol-key-0123456789", Principal: "carol"}}, RatePerSecond: 1, Burst: 5}
+	base, stop, err := env.AddFrontendWithAuth(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	c := keyedClient(t, base, "carol-key-0123456789", a2a.TransportProtocolJSONRPC)
+	card, err := c.GetExtendedAgentCard(ctxT(t), &a2a.GetExtendedAgentCardRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(card.Description, "carol") || !card.Capabilities.ExtendedAgentCard || len(card.SecuritySchemes) == 0 {
+		t.Errorf("extended card: %q caps %+v schemes %v", card.Description, card.Capabilities, card.SecuritySchemes)
+	}
+	// The burst is spent: the next calls are refused with 429 until the
+	// bucket refills.
+	limited := false
+	for range 10 {
+		if _, err := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: a2a.TaskID(uuid.NewString())}); err != nil && strings.Contains(err.Error(), "429") {
+			limited = true
+			break
+		}
+	}
+	if !limited {
+		t.Error("no call was rate limited")
+	}
+	// (The frontend without authentication has no extended card: -32004,
+	// in TestUnbuiltOperationsAreRefused.)
+}
+
+// Tenants (the REST /{tenant}/ routes, or the tenant field) never see each
+// other's tasks.
+func TestTenantsAreSeparate(t *testing.T) {
+	body := `{"message":{"messageId":"` + uuid.NewString() + `","role":"ROLE_USER","parts":[{"text":"tenant work"}]}}`
+	status, out := post(t, "/rest/acme/message:send", "application/a2a+json", body)
+	if status != http.StatusOK {
+		t.Fatalf("tenant send: HTTP %d %v", status, out)
+	}
+	id := out["task"].(map[string]any)["id"].(string)
+	get := func(path string) int {
+		resp, err := http.Get(env.BaseURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := get("/rest/acme/tasks/" + id); s != http.StatusOK {
+		t.Errorf("own tenant: HTTP %d", s)
+	}
+	for _, other := range []string{"/rest/globex/tasks/" + id, "/rest/tasks/" + id} {
+		if s := get(other); s != http.StatusNotFound {
+			t.Errorf("%s: HTTP %d, want 404", other, s)
+		}
+	}
+}
+
+func TestVersionNegotiation(t *testing.T) {
+	call := func(header, query string) float64 {
+		req, _ := http.NewRequest(http.MethodPost, env.BaseURL+"/jsonrpc"+query,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+uuid.NewString()+`"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if header != "" {
+			req.Header.Set("A2A-Version", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out["error"].(map[string]any)["code"].(float64)
+	}
+	for _, tc := range []struct {
+		header, query string
+		want          float64
+	}{
+		{"1.0", "", -32001}, {"1.0.3", "", -32001}, {"", "", -32001},
+		{"0.3", "", -32009}, {"2.0", "", -32009}, {"", "?A2A-Version=0.3", -32009},
+	} {
+		if got := call(tc.header, tc.query); got != tc.want {
+			t.Errorf("A2A-Version %q%s: code %v, want %v", tc.header, tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestHostileInputLimits(t *testing.T) {
+	parts := strings.Repeat(`{"text":"x"},`, 65)
+	status, out := post(t, "/jsonrpc", "application/json",
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[`+strings.TrimSuffix(parts, ",")+`]}}}`)
+	if status != http.StatusOK || out["error"].(map[string]any)["code"] != float64(-32602) {
+		t.Errorf("65 parts: HTTP %d %v", status, out)
+	}
+	big := strings.Repeat("a", 1<<20+10)
+	status, out = post(t, "/jsonrpc", "application/json",
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"`+big+`"}]}}}`)
+	if status != http.StatusOK || out["error"].(map[string]any)["code"] != float64(-32602) {
+		t.Errorf("a 1 MiB message: HTTP %d", status)
+	}
+	huge := strings.Repeat("a", 3<<20)
+	resp, err := http.Post(env.BaseURL+"/jsonrpc", "application/json", strings.NewReader(huge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 3 MiB body: HTTP %d, want 413", resp.StatusCode)
 	}
 }

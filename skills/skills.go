@@ -43,7 +43,11 @@ type Def struct {
 type Catalog struct {
 	Default string
 	Defs    map[string]Def
+	agents  []string
 }
+
+// Agents names the downstream agents the configuration offers.
+func (c *Catalog) Agents() []string { return c.agents }
 
 // New is the catalog of everything this server does: the demo skills, the
 // trip agents' bookings, and the orchestrator with the configuration's
@@ -56,6 +60,9 @@ func New(cfg *config.Config) *Catalog {
 	c.Defs["book-snowmobile"] = bookingSkill("snowmobile", "Book a snowmobile tour", "Books a snowmobile tour at the destination.")
 	c.Defs[SkillDelegate] = Def{Run: runDelegate, Internal: true}
 	if cfg != nil {
+		for _, a := range cfg.Agents {
+			c.agents = append(c.agents, a.Name)
+		}
 		c.Defs["orchestrate"] = orchestrateDef(cfg)
 		for _, pb := range cfg.Playbooks {
 			c.Defs[pb.Name] = playbookDef(cfg, pb)

@@ -71,7 +71,7 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 
 // AuthFrom makes the frontend's authentication from the configuration.
 func AuthFrom(cfg *config.Config) *server.Auth {
-	a := &server.Auth{}
+	a := &server.Auth{RatePerSecond: cfg.RateLimit.PerSecond, Burst: cfg.RateLimit.Burst}
 	for _, k := range cfg.APIKeys {
 		a.Keys = append(a.Keys, server.APIKey{Key: k.Key, Principal: k.Principal})
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -179,6 +180,13 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	}
 	agentCard := server.NewCard(card)
 	f.Auth.Declare(agentCard)
+	if f.Auth.Enabled() {
+		agentCard.Capabilities.ExtendedAgentCard = true
+		public := *agentCard
+		h.Extended = func(p server.Principal) *a2a.AgentCard {
+			return extendedCard(public, p, f.Catalog)
+		}
+	}
 	mux, err := server.NewHTTPHandler(h, agentCard, f.Auth, keepAlive, f.Log)
 	if err != nil {
 		return err
@@ -189,7 +197,7 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	var gs *grpc.Server
 	if grpcLn != nil {
 		gs = grpc.NewServer(f.Auth.GRPC()...)
-		a2agrpc.NewHandler(h).RegisterWith(gs)
+		a2agrpc.NewHandler(server.Versioned(h)).RegisterWith(gs)
 		go func() { errc <- gs.Serve(grpcLn) }()
 	}
 	select {
@@ -227,4 +235,21 @@ func WebhookPolicyFromEnv() (activities.WebhookPolicy, error) {
 		}
 	}
 	return p, nil
+}
+
+// extendedCard is what an authenticated caller may see beyond the public
+// card: who it is known as, and the downstream agents the orchestrator's
+// skills can reach.
+func extendedCard(public a2a.AgentCard, p server.Principal, catalog *skills.Catalog) *a2a.AgentCard {
+	c := public
+	c.Description = public.Description + " (extended card for " + p.Owner + ")"
+	c.Skills = append([]a2a.AgentSkill(nil), public.Skills...)
+	if agents := catalog.Agents(); len(agents) > 0 {
+		c.Skills = append(c.Skills, a2a.AgentSkill{
+			ID: "downstream-agents", Name: "Downstream agents",
+			Description: "Plans may name these agents: " + strings.Join(agents, ", "),
+			Tags:        []string{"orchestration"},
+		})
+	}
+	return &c
 }

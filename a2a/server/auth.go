@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -26,6 +28,31 @@ type APIKey struct {
 // a loopback address, which is all the commands allow then.
 type Auth struct {
 	Keys []APIKey
+	// RatePerSecond and Burst limit each principal's calls (0: no limit);
+	// past it a call gets HTTP 429 with Retry-After.
+	RatePerSecond float64
+	Burst         int
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+// allow spends one call of the principal's budget.
+func (a *Auth) allow(principal string) bool {
+	if a == nil || a.RatePerSecond <= 0 {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.limiters == nil {
+		a.limiters = map[string]*rate.Limiter{}
+	}
+	l, ok := a.limiters[principal]
+	if !ok {
+		l = rate.NewLimiter(rate.Limit(a.RatePerSecond), max(a.Burst, 1))
+		a.limiters[principal] = l
+	}
+	return l.Allow()
 }
 
 type principalKey struct{}
@@ -48,10 +75,15 @@ func (a *Auth) lookup(key string) (string, bool) {
 // WWW-Authenticate header naming the scheme; the card, health and webhook
 // routes are not wrapped.
 func (a *Auth) HTTP(next http.Handler) http.Handler {
-	if !a.Enabled() {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.Enabled() {
+			if !a.allow("anonymous") {
+				tooMany(w)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
 		p, ok := a.lookup(r.Header.Get(APIKeyHeader))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `APIKey realm="a2a", header="`+APIKeyHeader+`"`)
@@ -60,8 +92,19 @@ func (a *Auth) HTTP(next http.Handler) http.Handler {
 			_, _ = w.Write([]byte(`{"error":{"code":401,"status":"UNAUTHENTICATED","message":"missing or invalid API key in the ` + APIKeyHeader + ` header"}}`))
 			return
 		}
+		if !a.allow(p) {
+			tooMany(w)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
+}
+
+func tooMany(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write([]byte(`{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"rate limit exceeded for this principal; retry later"}}`))
 }
 
 // GRPC returns interceptors that authenticate from the x-api-key metadata.
@@ -78,6 +121,9 @@ func (a *Auth) GRPC() []grpc.ServerOption {
 		p, ok := a.lookup(vals[0])
 		if !ok {
 			return nil, status.Error(codes.Unauthenticated, "invalid API key")
+		}
+		if !a.allow(p) {
+			return nil, status.Error(codes.ResourceExhausted, "rate limit exceeded for this principal; retry later")
 		}
 		return context.WithValue(ctx, principalKey{}, p), nil
 	}

@@ -43,6 +43,9 @@ type Handler struct {
 	principal func(context.Context) Principal
 	// Webhooks says which addresses push notification URLs may use.
 	Webhooks activities.WebhookPolicy
+	// Extended makes the extended Agent Card for an authenticated caller;
+	// nil when callers do not authenticate (there is no extended card).
+	Extended func(Principal) *a2a.AgentCard
 }
 
 var _ a2asrv.RequestHandler = (*Handler)(nil)
@@ -308,9 +311,12 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	return nil, h.mapError(ctx, err, "cancel task")
 }
 
-// GetExtendedAgentCard is refused: the card does not claim an extended card.
-func (h *Handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "no extended agent card (capabilities.extendedAgentCard is false)")
+// GetExtendedAgentCard returns the card for authenticated callers.
+func (h *Handler) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	if h.Extended == nil {
+		return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "no extended agent card (capabilities.extendedAgentCard is false)")
+	}
+	return h.Extended(h.principal(ctx)), nil
 }
 
 type taskInfo struct {

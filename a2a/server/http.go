@@ -22,8 +22,9 @@ const (
 	RESTPath    = "/rest"
 )
 
-// MaxBodyBytes bounds a request body; larger ones are cut off and fail to parse.
-const MaxBodyBytes = 4 << 20
+// MaxBodyBytes bounds a request body: a larger declared one gets 413 at once,
+// a larger undeclared one is cut off there and fails to parse.
+const MaxBodyBytes = 2 << 20
 
 // CardOptions describe the agent for its card.
 type CardOptions struct {
@@ -98,8 +99,10 @@ func NewHTTPHandler(h *Handler, card *a2a.AgentCard, auth *Auth, keepAlive time.
 	}
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, ch)
-	mux.Handle(JSONRPCPath, auth.HTTP(limitBody(sseIDs(a2asrv.NewJSONRPCHandler(h, opts...)))))
-	mux.Handle(RESTPath+"/", auth.HTTP(http.StripPrefix(RESTPath, limitBody(sseIDs(a2asrv.NewRESTHandler(h, opts...))))))
+	vh := versioned{h}
+	mux.Handle(JSONRPCPath, auth.HTTP(versionQuery(limitBody(sseIDs(a2asrv.NewJSONRPCHandler(vh, opts...))))))
+	rest := restWithTenants(a2asrv.NewRESTHandler(vh, opts...), a2asrv.NewTenantRESTHandler("/{*}", vh, opts...))
+	mux.Handle(RESTPath+"/", auth.HTTP(versionQuery(http.StripPrefix(RESTPath, limitBody(sseIDs(rest))))))
 	mux.Handle("POST "+activities.WebhookPath+"{id}", limitBody(http.HandlerFunc(h.ServeWebhook)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
@@ -110,7 +113,27 @@ func NewHTTPHandler(h *Handler, card *a2a.AgentCard, auth *Auth, keepAlive time.
 
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = fmt.Fprintf(w, `{"error":{"code":413,"status":"INVALID_ARGUMENT","message":"request body larger than %d bytes"}}`, MaxBodyBytes)
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		next.ServeHTTP(w, r)
+	})
+}
+
+// restWithTenants serves the HTTP+JSON routes, also under a tenant prefix
+// (/{tenant}/message:send, /{tenant}/tasks/{id}, ...). A first path segment
+// that is one of the binding's own roots is not a tenant.
+func restWithTenants(plain, tenanted http.Handler) http.Handler {
+	roots := map[string]bool{"message:send": true, "message:stream": true, "tasks": true, "extendedAgentCard": true}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); roots[first] {
+			plain.ServeHTTP(w, r)
+			return
+		}
+		tenanted.ServeHTTP(w, r)
 	})
 }

@@ -2,10 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// Limits on what a client may send, so that no request can make the server
+// grow without bound.
+const (
+	MaxParts        = 64
+	MaxMessageBytes = 1 << 20
 )
 
 func invalid(format string, args ...any) error {
@@ -27,6 +35,12 @@ func validateSend(req *a2a.SendMessageRequest) error {
 	}
 	if len(m.Parts) == 0 {
 		return invalid("message.parts must have at least one part")
+	}
+	if len(m.Parts) > MaxParts {
+		return invalid("message.parts has %d parts; at most %d are allowed", len(m.Parts), MaxParts)
+	}
+	if b, err := json.Marshal(m); err != nil || len(b) > MaxMessageBytes {
+		return invalid("message is larger than %d bytes", MaxMessageBytes)
 	}
 	for i, p := range m.Parts {
 		if p == nil || p.Content == nil {
