@@ -38,6 +38,17 @@ type Config struct {
 	APIKeys []APIKey `toml:"apiKeys"`
 	// RateLimit bounds each principal's calls (unset: no limit).
 	RateLimit RateLimit `toml:"rateLimit"`
+	// JWT accepts bearer tokens (unset: none).
+	JWT *JWT `toml:"jwt"`
+}
+
+// JWT says how bearer tokens are checked: an HS256 secret, or a PEM public
+// key file (RS256/ES256); issuer and audience when set.
+type JWT struct {
+	HMACSecret    string `toml:"hmacSecret"`
+	PublicKeyFile string `toml:"publicKeyFile"`
+	Issuer        string `toml:"issuer"`
+	Audience      string `toml:"audience"`
 }
 
 // RateLimit is a token bucket per principal.
@@ -98,6 +109,14 @@ func (c *Config) Validate() error {
 	}
 	if c.RateLimit.PerSecond < 0 || c.RateLimit.Burst < 0 {
 		return fmt.Errorf("rateLimit.perSecond and rateLimit.burst must not be negative")
+	}
+	if c.JWT != nil {
+		switch {
+		case c.JWT.HMACSecret == "" && c.JWT.PublicKeyFile == "":
+			return fmt.Errorf("jwt needs hmacSecret or publicKeyFile")
+		case c.JWT.HMACSecret != "" && len(c.JWT.HMACSecret) < 32:
+			return fmt.Errorf("jwt.hmacSecret is shorter than 32 characters")
+		}
 	}
 	keys := map[string]bool{}
 	for i, k := range c.APIKeys {

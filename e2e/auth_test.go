@@ -12,7 +12,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
 )
@@ -242,5 +249,83 @@ func TestHostileInputLimits(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 3 MiB body: HTTP %d, want 413", resp.StatusCode)
+	}
+}
+
+func TestBearerTokens(t *testing.T) {
+	secret := []byte("a-shared-hmac-secret-of-32-bytes!!")
+	auth := &server.Auth{JWT: &server.JWTVerifier{HMACSecret: secret, Issuer: "test-issuer"}}
+	base, stop, err := env.AddFrontendWithAuth(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	sign := func(claims jwt.MapClaims, key []byte) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	good := sign(jwt.MapClaims{"sub": "dave", "iss": "test-issuer", "exp": time.Now().Add(time.Hour).Unix()}, secret)
+	call := func(token string) int {
+		req, _ := http.NewRequest(http.MethodPost, base+"/jsonrpc",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+uuid.NewString()+`"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized && !strings.Contains(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("401 without a Bearer challenge: %q", resp.Header.Get("WWW-Authenticate"))
+		}
+		return resp.StatusCode
+	}
+	if s := call(good); s != http.StatusOK {
+		t.Errorf("a good token: HTTP %d", s)
+	}
+	for name, tok := range map[string]string{
+		"none":         "",
+		"expired":      sign(jwt.MapClaims{"sub": "dave", "iss": "test-issuer", "exp": time.Now().Add(-time.Minute).Unix()}, secret),
+		"no expiry":    sign(jwt.MapClaims{"sub": "dave", "iss": "test-issuer"}, secret),
+		"wrong issuer": sign(jwt.MapClaims{"sub": "dave", "iss": "other", "exp": time.Now().Add(time.Hour).Unix()}, secret),
+		"wrong key":    sign(jwt.MapClaims{"sub": "dave", "iss": "test-issuer", "exp": time.Now().Add(time.Hour).Unix()}, []byte("another-secret-another-secret-xx")),
+		"not a token":  "abc.def.ghi",
+		"alg none":     "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJkYXZlIn0.",
+	} {
+		if s := call(tok); s != http.StatusUnauthorized {
+			t.Errorf("%s: HTTP %d, want 401", name, s)
+		}
+	}
+
+	// gRPC: no credentials is UNAUTHENTICATED; a token works.
+	card, err := agentcard.DefaultResolver.Resolve(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grpcAddr string
+	for _, i := range card.SupportedInterfaces {
+		if i.ProtocolBinding == a2a.TransportProtocolGRPC {
+			grpcAddr = i.URL
+		}
+	}
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	gc := a2apb.NewA2AServiceClient(conn)
+	_, err = gc.GetTask(context.Background(), &a2apb.GetTaskRequest{Id: uuid.NewString()})
+	if status.Code(err) != codes.Unauthenticated {
+		t.Errorf("gRPC without credentials: %v", err)
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+good)
+	_, err = gc.GetTask(ctx, &a2apb.GetTaskRequest{Id: uuid.NewString()})
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("gRPC with a token: %v, want NotFound for an unknown task", err)
 	}
 }

@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,7 +36,10 @@ var Agent = server.CardOptions{
 
 // RunFrontend listens and serves the A2A frontend until ctx ends.
 func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *config.Config, fl FrontendFlags, log *slog.Logger, ready func(cardURL string)) error {
-	auth := AuthFrom(cfg)
+	auth, err := AuthFrom(cfg)
+	if err != nil {
+		return err
+	}
 	if !auth.Enabled() {
 		if err := checkExposure(fl); err != nil {
 			return err
@@ -70,12 +75,29 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 }
 
 // AuthFrom makes the frontend's authentication from the configuration.
-func AuthFrom(cfg *config.Config) *server.Auth {
+func AuthFrom(cfg *config.Config) (*server.Auth, error) {
 	a := &server.Auth{RatePerSecond: cfg.RateLimit.PerSecond, Burst: cfg.RateLimit.Burst}
 	for _, k := range cfg.APIKeys {
 		a.Keys = append(a.Keys, server.APIKey{Key: k.Key, Principal: k.Principal})
 	}
-	return a
+	if j := cfg.JWT; j != nil {
+		v := &server.JWTVerifier{HMACSecret: []byte(j.HMACSecret), Issuer: j.Issuer, Audience: j.Audience}
+		if j.PublicKeyFile != "" {
+			pemBytes, err := os.ReadFile(j.PublicKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("jwt.publicKeyFile: %w", err)
+			}
+			block, _ := pem.Decode(pemBytes)
+			if block == nil {
+				return nil, fmt.Errorf("jwt.publicKeyFile: no PEM block")
+			}
+			if v.PublicKey, err = x509.ParsePKIXPublicKey(block.Bytes); err != nil {
+				return nil, fmt.Errorf("jwt.publicKeyFile: %w", err)
+			}
+		}
+		a.JWT = v
+	}
+	return a, nil
 }
 
 // checkExposure refuses to serve beyond this machine with no authentication

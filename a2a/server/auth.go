@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -28,6 +29,8 @@ type APIKey struct {
 // a loopback address, which is all the commands allow then.
 type Auth struct {
 	Keys []APIKey
+	// JWT, when set, accepts bearer tokens it verifies.
+	JWT *JWTVerifier
 	// RatePerSecond and Burst limit each principal's calls (0: no limit);
 	// past it a call gets HTTP 429 with Retry-After.
 	RatePerSecond float64
@@ -58,7 +61,32 @@ func (a *Auth) allow(principal string) bool {
 type principalKey struct{}
 
 // Enabled reports whether callers must authenticate.
-func (a *Auth) Enabled() bool { return a != nil && len(a.Keys) > 0 }
+func (a *Auth) Enabled() bool { return a != nil && (len(a.Keys) > 0 || a.JWT != nil) }
+
+// identify finds the principal from an API key or a bearer token.
+func (a *Auth) identify(apiKey, authorization string) (string, bool) {
+	if apiKey != "" {
+		return a.lookup(apiKey)
+	}
+	if a.JWT != nil {
+		if tok, ok := strings.CutPrefix(authorization, "Bearer "); ok {
+			p, err := a.JWT.Verify(tok)
+			return p, err == nil
+		}
+	}
+	return "", false
+}
+
+func (a *Auth) challenge() string {
+	var c []string
+	if len(a.Keys) > 0 {
+		c = append(c, `APIKey realm="a2a", header="`+APIKeyHeader+`"`)
+	}
+	if a.JWT != nil {
+		c = append(c, `Bearer realm="a2a"`)
+	}
+	return strings.Join(c, ", ")
+}
 
 // lookup finds the principal of a key, comparing in constant time.
 func (a *Auth) lookup(key string) (string, bool) {
@@ -84,12 +112,12 @@ func (a *Auth) HTTP(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, ok := a.lookup(r.Header.Get(APIKeyHeader))
+		p, ok := a.identify(r.Header.Get(APIKeyHeader), r.Header.Get("Authorization"))
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `APIKey realm="a2a", header="`+APIKeyHeader+`"`)
+			w.Header().Set("WWW-Authenticate", a.challenge())
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":{"code":401,"status":"UNAUTHENTICATED","message":"missing or invalid API key in the ` + APIKeyHeader + ` header"}}`))
+			_, _ = w.Write([]byte(`{"error":{"code":401,"status":"UNAUTHENTICATED","message":"missing or invalid credentials (an API key in ` + APIKeyHeader + `, or a bearer token)"}}`))
 			return
 		}
 		if !a.allow(p) {
@@ -114,13 +142,15 @@ func (a *Auth) GRPC() []grpc.ServerOption {
 	}
 	check := func(ctx context.Context) (context.Context, error) {
 		md, _ := metadata.FromIncomingContext(ctx)
-		vals := md.Get("x-api-key")
-		if len(vals) == 0 {
-			return nil, status.Error(codes.Unauthenticated, "missing API key (metadata x-api-key)")
+		first := func(k string) string {
+			if v := md.Get(k); len(v) > 0 {
+				return v[0]
+			}
+			return ""
 		}
-		p, ok := a.lookup(vals[0])
+		p, ok := a.identify(first("x-api-key"), first("authorization"))
 		if !ok {
-			return nil, status.Error(codes.Unauthenticated, "invalid API key")
+			return nil, status.Error(codes.Unauthenticated, "missing or invalid credentials (metadata x-api-key, or authorization: Bearer)")
 		}
 		if !a.allow(p) {
 			return nil, status.Error(codes.ResourceExhausted, "rate limit exceeded for this principal; retry later")
@@ -165,8 +195,13 @@ func (a *Auth) Declare(card *a2a.AgentCard) {
 	if !a.Enabled() {
 		return
 	}
-	card.SecuritySchemes = a2a.NamedSecuritySchemes{
-		"apiKey": a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: APIKeyHeader},
+	card.SecuritySchemes = a2a.NamedSecuritySchemes{}
+	if len(a.Keys) > 0 {
+		card.SecuritySchemes["apiKey"] = a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: APIKeyHeader}
+		card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirements{"apiKey": {}})
 	}
-	card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"apiKey": {}}}
+	if a.JWT != nil {
+		card.SecuritySchemes["bearer"] = a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT"}
+		card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirements{"bearer": {}})
+	}
 }

@@ -170,13 +170,18 @@ func (e *Env) AddFrontend() (string, func(), error) {
 	return e.AddFrontendWithAuth(nil)
 }
 
-// AddFrontendWithAuth starts another frontend whose callers authenticate.
+// AddFrontendWithAuth starts another frontend whose callers authenticate,
+// with a gRPC binding too (see its card).
 func (e *Env) AddFrontendWithAuth(auth *server.Auth) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
-	stop := e.serveFrontendAuth(ln, nil, auth)
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	stop := e.serveFrontendAuth(ln, gln, auth)
 	return "http://" + ln.Addr().String(), stop, nil
 }
 
