@@ -2,9 +2,20 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -328,4 +339,75 @@ func TestBearerTokens(t *testing.T) {
 	if status.Code(err) != codes.NotFound {
 		t.Errorf("gRPC with a token: %v, want NotFound for an unknown task", err)
 	}
+}
+
+// With a certificate configured the frontend serves HTTPS (TLS 1.2+), and
+// the card names https URLs.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+
+	base, stop, err := env.AddFrontendTLS(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	pool := x509.NewCertPool()
+	cert, _ := x509.ParseCertificate(der)
+	pool.AddCert(cert)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := hc.Get(base + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var card map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&card)
+	resp.Body.Close()
+	if resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 {
+		t.Fatalf("not TLS 1.2+: %+v", resp.TLS)
+	}
+	url := card["supportedInterfaces"].([]any)[0].(map[string]any)["url"].(string)
+	if !strings.HasPrefix(url, "https://") {
+		t.Errorf("card interface url %q is not https", url)
+	}
+	// Plain HTTP to the TLS port gets no A2A answer.
+	if resp, err := http.Get(strings.Replace(base, "https://", "http://", 1) + "/.well-known/agent-card.json"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("plain HTTP served the card on the TLS port")
+		}
+	}
+	// A real A2A call over TLS.
+	c, err := a2aclient.NewFromCard(context.Background(), mustResolve(t, hc, base), a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: a2a.TaskID(uuid.NewString())}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("GetTask over TLS: %v", err)
+	}
+}
+
+func mustResolve(t *testing.T, hc *http.Client, base string) *a2a.AgentCard {
+	card, err := agentcard.NewResolver(hc).Resolve(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return card
 }

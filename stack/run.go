@@ -23,8 +23,10 @@ import (
 type FrontendFlags struct {
 	Addr      string // HTTP listen address
 	GRPCAddr  string // gRPC listen address; empty turns gRPC off
-	PublicURL string // base URL written in the card; default http://Addr
+	PublicURL string // base URL written in the card; default http(s)://Addr
 	Insecure  bool   // allow a non-loopback address without authentication
+	TLSCert   string // PEM certificate: serve HTTPS (and gRPC over TLS)
+	TLSKey    string // PEM private key of TLSCert
 }
 
 // Agent describes this agent in its card.
@@ -59,7 +61,11 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 	}
 	base := fl.PublicURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		scheme := "http://"
+		if fl.TLSCert != "" {
+			scheme = "https://"
+		}
+		base = scheme + ln.Addr().String()
 	}
 	card := Agent
 	card.BaseURL = base
@@ -67,7 +73,7 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 	if err != nil {
 		return err
 	}
-	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks, Auth: auth}
+	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks, Auth: auth, TLSCert: fl.TLSCert, TLSKey: fl.TLSKey}
 	if ready != nil {
 		ready(base + "/.well-known/agent-card.json")
 	}

@@ -5,6 +5,7 @@ package stack
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
 	"github.com/durable-a2a/orchestrator/activities"
@@ -162,6 +164,9 @@ type Frontend struct {
 	Webhooks activities.WebhookPolicy
 	// Auth authenticates callers (nil or no keys: anonymous).
 	Auth *server.Auth
+	// TLSCert and TLSKey (PEM files), when set, serve HTTPS and gRPC over
+	// TLS (1.2 or newer; Go negotiates 1.3).
+	TLSCert, TLSKey string
 }
 
 // Serve answers A2A requests on ln (and gRPC on grpcLn when not nil) until
@@ -191,12 +196,26 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if f.TLSCert != "" {
+			errc <- srv.ServeTLS(ln, f.TLSCert, f.TLSKey)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	var gs *grpc.Server
 	if grpcLn != nil {
-		gs = grpc.NewServer(f.Auth.GRPC()...)
+		gopts := f.Auth.GRPC()
+		if f.TLSCert != "" {
+			creds, err := credentials.NewServerTLSFromFile(f.TLSCert, f.TLSKey)
+			if err != nil {
+				return fmt.Errorf("gRPC TLS: %w", err)
+			}
+			gopts = append(gopts, grpc.Creds(creds))
+		}
+		gs = grpc.NewServer(gopts...)
 		a2agrpc.NewHandler(server.Versioned(h)).RegisterWith(gs)
 		go func() { errc <- gs.Serve(grpcLn) }()
 	}

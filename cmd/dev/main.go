@@ -25,6 +25,8 @@ func main() {
 	flag.StringVar(&fl.GRPCAddr, "grpc-addr", "127.0.0.1:8081", "A2A gRPC listen address (empty: no gRPC)")
 	flag.StringVar(&fl.PublicURL, "public-url", "", "base URL written in the Agent Card (default http://<addr>)")
 	flag.BoolVar(&fl.Insecure, "insecure", false, "serve on a non-loopback address without authentication")
+	flag.StringVar(&fl.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS and gRPC over TLS")
+	flag.StringVar(&fl.TLSKey, "tls-key", "", "PEM private key file of -tls-cert")
 	dataDir := flag.String("data-dir", "./a2a-data", "directory of the embedded Temporal server's SQLite file")
 	temporalPort := flag.Int("temporal-port", 7233, "port of the embedded Temporal server (0: any free port)")
 	agentPort := flag.Int("agent-port", 8091, "first of the 4 ports of the trip agents: flight, hotel, snowmobile, spa (0: any free ports)")

@@ -20,6 +20,8 @@ func main() {
 	flag.StringVar(&fl.GRPCAddr, "grpc-addr", "", "A2A gRPC listen address (empty: no gRPC)")
 	flag.StringVar(&fl.PublicURL, "public-url", "", "base URL written in the Agent Card (default http://<addr>)")
 	flag.BoolVar(&fl.Insecure, "insecure", false, "serve on a non-loopback address without authentication")
+	flag.StringVar(&fl.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS and gRPC over TLS")
+	flag.StringVar(&fl.TLSKey, "tls-key", "", "PEM private key file of -tls-cert")
 	configPath := flag.String("config", "", "configuration file (agents, playbooks); default $A2A_CONFIG")
 	flag.Parse()
 	stack.Main("frontend", *configPath, func(ctx context.Context, c client.Client, ns string, cfg *config.Config, log *slog.Logger) error {

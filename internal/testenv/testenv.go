@@ -185,12 +185,31 @@ func (e *Env) AddFrontendWithAuth(auth *server.Auth) (string, func(), error) {
 	return "http://" + ln.Addr().String(), stop, nil
 }
 
+// AddFrontendTLS starts another frontend serving HTTPS with the given PEM
+// certificate and key; it returns its https base URL.
+func (e *Env) AddFrontendTLS(cert, key string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	stop := e.serveFrontendWith(ln, nil, func(f *stack.Frontend) {
+		f.TLSCert, f.TLSKey = cert, key
+		f.Card.BaseURL = "https://" + ln.Addr().String()
+	})
+	return "https://" + ln.Addr().String(), stop, nil
+}
+
 func (e *Env) serveFrontend(ln, gln net.Listener) func() { return e.serveFrontendAuth(ln, gln, nil) }
 
 func (e *Env) serveFrontendAuth(ln, gln net.Listener, auth *server.Auth) func() {
+	return e.serveFrontendWith(ln, gln, func(f *stack.Frontend) { f.Auth = auth })
+}
+
+func (e *Env) serveFrontendWith(ln, gln net.Listener, adjust func(*stack.Frontend)) func() {
 	card := stack.Agent
 	card.BaseURL = "http://" + ln.Addr().String()
-	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive, Webhooks: Webhooks, Auth: auth}
+	f := &stack.Frontend{Temporal: e.Client, Namespace: "default", Catalog: skills.New(e.Config), Card: card, Log: e.Log, KeepAlive: KeepAlive, Webhooks: Webhooks}
+	adjust(f)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
