@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/durable-a2a/orchestrator/agents"
+	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
 	"github.com/durable-a2a/orchestrator/stack"
 )
@@ -31,16 +31,24 @@ func main() {
 	temporalPort := flag.Int("temporal-port", 7233, "port of the embedded Temporal server (0: any free port)")
 	agentPort := flag.Int("agent-port", 8091, "first of the 4 ports of the trip agents: flight, hotel, snowmobile, spa (0: any free ports)")
 	tripDelay := flag.Duration("trip-delay", 200*time.Millisecond, "how long each trip agent's booking takes")
+	configPath := flag.String("config", "", "configuration file whose agents, playbooks, apiKeys, jwt and rateLimit are added to the trip example's")
 	flag.Parse()
 
 	log := stack.Logger()
-	if err := run(*dataDir, *temporalPort, *agentPort, *tripDelay, fl); err != nil {
+	if err := run(*dataDir, *temporalPort, *agentPort, *tripDelay, *configPath, fl); err != nil {
 		log.Error("dev stack failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, fl stack.FrontendFlags) error {
+func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, configPath string, fl stack.FrontendFlags) error {
+	var extra *config.Config
+	if configPath != "" {
+		var err error
+		if extra, err = config.Load(configPath); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := stack.Logger()
@@ -59,18 +67,27 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, f
 	}
 	defer c.Close()
 
-	host, _, err := net.SplitHostPort(fl.Addr)
-	if err != nil {
-		return fmt.Errorf("-addr: %w", err)
-	}
-	trip, err := stack.ListenTripAgents(host, agentPort, &agents.Spa{Delay: tripDelay})
+	// The trip agents are the example's internals: loopback only, whatever -addr is.
+	trip, err := stack.ListenTripAgents("127.0.0.1", agentPort, &agents.Spa{Delay: tripDelay})
 	if err != nil {
 		return err
 	}
 	cfg := trip.Config()
+	if extra != nil {
+		cfg.Agents = append(cfg.Agents, extra.Agents...)
+		cfg.Playbooks = append(cfg.Playbooks, extra.Playbooks...)
+		cfg.APIKeys, cfg.JWT, cfg.RateLimit = extra.APIKeys, extra.JWT, extra.RateLimit
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("%s with the trip example: %w", configPath, err)
+		}
+	}
 	cfg.WebhookBaseURL = fl.PublicURL
 	if cfg.WebhookBaseURL == "" {
-		cfg.WebhookBaseURL = "http://" + fl.Addr
+		scheme := "http://"
+		if fl.TLSCert != "" {
+			scheme = "https://"
+		}
+		cfg.WebhookBaseURL = scheme + fl.Addr
 	}
 	if err := os.Setenv("A2A_TRIP_DELAY", tripDelay.String()); err != nil {
 		return err
@@ -94,8 +111,10 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, f
 			fmt.Printf("Temporal:   %s (namespace default, data in %s)\n", srv.HostPort(), dataDir)
 			fmt.Printf("Agent Card: %s\n", cardURL)
 			fmt.Printf("Trip agents: flight %s, hotel %s, snowmobile %s, spa %s\n", trip.Flight, trip.Hotel, trip.Snowmobile, trip.Spa)
-			if fl.Addr != "" {
+			if len(cfg.APIKeys) == 0 && cfg.JWT == nil {
 				fmt.Printf("Ready. No authentication: serving on loopback only. Ctrl-C to stop.\n")
+			} else {
+				fmt.Printf("Ready. Callers authenticate (API key or bearer token). Ctrl-C to stop.\n")
 			}
 		})
 	})
