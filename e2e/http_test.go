@@ -159,3 +159,14 @@ func TestUnbuiltOperationsAreRefused(t *testing.T) {
 		t.Errorf("extended card: HTTP %d %v, want -32004", status, out)
 	}
 }
+
+func TestReadyWhenTemporalAnswers(t *testing.T) {
+	resp, err := http.Get(env.BaseURL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz: HTTP %d", resp.StatusCode)
+	}
+}

@@ -421,3 +421,37 @@ func TestLongStreamStaysBounded(t *testing.T) {
 		}
 	}
 }
+
+// A frontend shutting down ends its open streams cleanly instead of
+// waiting on them, and the client resumes on another frontend.
+func TestShutdownEndsStreamsCleanly(t *testing.T) {
+	c := newClient(t, env.BaseURL, a2a.TransportProtocolJSONRPC)
+	task := send(t, c, &a2a.SendMessageRequest{Message: flightMsg("from Kuusamo", nil)})
+	other, stop, err := env.AddFrontend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, _ := subscribeRaw(ctxT(t), t, other, task.ID, "")
+	first := <-events
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(8 * time.Second): // the shutdown's own deadline is 10 s
+		t.Fatal("shutdown waited on an open stream")
+	}
+	for range events {
+	} // the stream ended
+	rest, _ := subscribeRaw(ctxT(t), t, env.BaseURL, task.ID, first.id)
+	if e := <-rest; kind(e) != "task" {
+		t.Fatalf("resumed elsewhere with %s", kind(e))
+	}
+	send(t, c, &a2a.SendMessageRequest{Message: reply(task, "to Kemi on 2027-05-05")})
+	got := ""
+	for e := range rest {
+		got = fmt.Sprint(e.data)
+	}
+	if !strings.Contains(got, "COMPLETED") {
+		t.Errorf("the resumed stream ended with %s", got)
+	}
+}

@@ -228,6 +228,7 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listen
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	h.Drain()
 	if gs != nil {
 		gs.GracefulStop()
 	}

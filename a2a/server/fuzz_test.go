@@ -111,3 +111,15 @@ func FuzzREST(f *testing.F) {
 		serve(t, h, method, path, body)
 	})
 }
+
+// /readyz is 503 while Temporal cannot be reached; /healthz stays 200.
+func TestReadiness(t *testing.T) {
+	h := fuzzHandler(t)
+	for path, want := range map[string]int{"/readyz": http.StatusServiceUnavailable, "/healthz": http.StatusOK} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != want {
+			t.Errorf("%s: HTTP %d, want %d", path, rec.Code, want)
+		}
+	}
+}

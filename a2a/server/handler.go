@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -46,6 +48,27 @@ type Handler struct {
 	// Extended makes the extended Agent Card for an authenticated caller;
 	// nil when callers do not authenticate (there is no extended card).
 	Extended func(Principal) *a2a.AgentCard
+	// draining closes when the frontend shuts down: open streams end
+	// cleanly (their clients resume elsewhere with Last-Event-ID) while
+	// unary requests in flight finish.
+	draining chan struct{}
+	drainMu  sync.Once
+}
+
+// Drain ends the open streams; the HTTP server's shutdown then finishes.
+func (h *Handler) Drain() { h.drainMu.Do(func() { close(h.draining) }) }
+
+// Ready reports whether Temporal answers (GET /readyz).
+func (h *Handler) Ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/plain")
+	if _, err := h.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("temporal unreachable\n"))
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
 }
 
 var _ a2asrv.RequestHandler = (*Handler)(nil)
@@ -53,7 +76,7 @@ var _ a2asrv.RequestHandler = (*Handler)(nil)
 // NewHandler makes a handler that runs tasks on Temporal.
 func NewHandler(c client.Client, namespace string, catalog *skills.Catalog, log *slog.Logger) *Handler {
 	return &Handler{
-		temporal: c, namespace: namespace, catalog: catalog, log: log,
+		temporal: c, namespace: namespace, catalog: catalog, log: log, draining: make(chan struct{}),
 		principal: principalFrom,
 	}
 }

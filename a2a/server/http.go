@@ -104,6 +104,7 @@ func NewHTTPHandler(h *Handler, card *a2a.AgentCard, auth *Auth, keepAlive time.
 	rest := restWithTenants(a2asrv.NewRESTHandler(vh, opts...), a2asrv.NewTenantRESTHandler("/{*}", vh, opts...))
 	mux.Handle(RESTPath+"/", auth.HTTP(versionQuery(http.StripPrefix(RESTPath, limitBody(sseIDs(rest))))))
 	mux.Handle("POST "+activities.WebhookPath+"{id}", limitBody(http.HandlerFunc(h.ServeWebhook)))
+	mux.HandleFunc("GET /readyz", h.Ready)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

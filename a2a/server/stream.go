@@ -147,6 +147,8 @@ func (h *Handler) stream(ctx context.Context, first *workflows.TaskView, cursor 
 		select {
 		case <-ctx.Done():
 			return
+		case <-h.draining:
+			return // the frontend shuts down: the client resumes elsewhere
 		case <-changed:
 		}
 	}
