@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -279,4 +280,89 @@ func tripConfigTOML(t *stack.TripAgents) string {
 		}
 	}
 	return b.String()
+}
+
+// TestScaleOut runs two workers and two frontends as separate processes on
+// one Temporal server. A client starts the trip on frontend A while a
+// watcher follows it through SubscribeToTask on frontend B; one worker is
+// killed with SIGKILL mid-graph. The graph completes and the watcher misses
+// nothing: its event ids are contiguous up to the end.
+func TestScaleOut(t *testing.T) {
+	s := newProcStack(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _, err := stack.Dial(ctx, s.hostPort, env.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	go func() { _ = trip.Serve(ctx, tc, "default", testenv.Webhooks, env.Log) }()
+	cfgPath := filepath.Join(t.TempDir(), "a2a.toml")
+	if err := os.WriteFile(cfgPath, []byte(tripConfigTOML(trip)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.extraEnv = []string{"A2A_CONFIG=" + cfgPath, "A2A_TRIP_DELAY=400ms"}
+	s.worker.kill()
+	s.frontend.kill()
+	s.startWorker()
+	w1 := s.worker
+	s.startWorker() // a second worker on the same task queue
+	s.startFrontend()
+	a := s.base
+	bAddr := freeAddr(t)
+	startProc(t, "frontend", append(append([]string{}, s.temporal...), s.extraEnv...), "-addr", bAddr)
+	b := "http://" + bAddr
+	waitReady(t, b)
+
+	c := newClient(t, a, a2a.TransportProtocolJSONRPC)
+	task := send(t, c, &a2a.SendMessageRequest{Message: tripMsg("a trip to Saariselkä")})
+	expectState(t, task, a2a.TaskStateInputRequired, "from")
+	watch, _ := subscribeRaw(ctxT(t), t, b, task.ID, "")
+	first := <-watch
+	if kind(first) != "task" {
+		t.Fatalf("watcher starts with %s", kind(first))
+	}
+
+	answered := make(chan error, 1)
+	go func() {
+		_, err := c.SendMessage(ctxT(t), &a2a.SendMessageRequest{Message: reply(task, "from Helsinki on 2027-03-03")})
+		answered <- err
+	}()
+	waitFor(t, func() bool { return s.effects("flight-") == 1 }, "the flight booking")
+	w1.kill() // mid-graph: hotel and snowmobile starting
+	var ids []int
+	last := sseEvent{}
+	for e := range watch {
+		n, err := strconv.Atoi(e.id)
+		if err != nil {
+			t.Fatalf("event id %q", e.id)
+		}
+		ids = append(ids, n)
+		last = e
+	}
+	if err := <-answered; err != nil {
+		t.Logf("the answer's blocking call: %v", err)
+	}
+	start, _ := strconv.Atoi(first.id)
+	for i, n := range ids {
+		if n != start+i+1 {
+			t.Fatalf("the watcher's ids are not contiguous from %d: %v", start, ids)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(last.data), "TASK_STATE_COMPLETED") {
+		t.Fatalf("the watcher's last event: %v", last.data)
+	}
+	final, err := c.GetTask(ctxT(t), &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || final.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("trip: %v %v", final.Status.State, err)
+	}
+	for _, k := range []string{"flight-", "hotel-", "snowmobile-"} {
+		if n := s.effects(k); n != 1 {
+			t.Errorf("%s: %d downstream tasks, want 1", k, n)
+		}
+	}
 }

@@ -33,8 +33,8 @@ type flightSlots struct {
 }
 
 var (
-	reFrom = regexp.MustCompile(`(?i)\bfrom\s+([a-z][a-z .'-]*?)(?:\s+(?:to|on)\b|[,.;!?]|$)`)
-	reTo   = regexp.MustCompile(`(?i)\bto\s+([a-z][a-z .'-]*?)(?:\s+(?:from|on)\b|[,.;!?]|$)`)
+	reFrom = regexp.MustCompile(`(?i)\bfrom\s+(\p{L}[\p{L} .'-]*?)(?:\s+(?:to|on)\b|[,.;!?]|$)`)
+	reTo   = regexp.MustCompile(`(?i)\bto\s+(\p{L}[\p{L} .'-]*?)(?:\s+(?:from|on)\b|[,.;!?]|$)`)
 	reDate = regexp.MustCompile(`\b(\d{4}-\d{2}-\d{2})\b`)
 )
 
