@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -205,4 +206,18 @@ func Main(name, configPath string, run func(context.Context, client.Client, stri
 		c.Close()
 		fail(err)
 	}
+}
+
+// Probe GETs a URL and returns the exit code of a health check: 0 on 200.
+func Probe(url string) int {
+	c := &http.Client{Timeout: 3 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 1
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 1
+	}
+	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"go.temporal.io/sdk/client"
 
@@ -23,7 +24,11 @@ func main() {
 	flag.StringVar(&fl.TLSCert, "tls-cert", "", "PEM certificate file: serve HTTPS and gRPC over TLS")
 	flag.StringVar(&fl.TLSKey, "tls-key", "", "PEM private key file of -tls-cert")
 	configPath := flag.String("config", "", "configuration file (agents, playbooks); default $A2A_CONFIG")
+	probe := flag.String("probe", "", "instead of serving, GET this URL and exit 0 on HTTP 200 (a container health check)")
 	flag.Parse()
+	if *probe != "" {
+		os.Exit(stack.Probe(*probe))
+	}
 	stack.Main("frontend", *configPath, func(ctx context.Context, c client.Client, ns string, cfg *config.Config, log *slog.Logger) error {
 		return stack.RunFrontend(ctx, c, ns, cfg, fl, log, func(cardURL string) { fmt.Printf("Agent Card: %s\n", cardURL) })
 	})
