@@ -167,11 +167,25 @@ func (b *beat) close() {
 // retry after a crash that knows the task (from the heartbeat) watches it
 // instead of sending again; the message's deterministic ID lets an agent
 // that deduplicates by messageId ignore a resend in the remaining window.
-func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (DownstreamResult, error) {
+func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (r DownstreamResult, err error) {
+	defer observe(ctx, call.Agent, time.Now(), &err)
+	return d.send(ctx, call)
+}
+
+// observe records a downstream call's latency, and its errors.
+func observe(ctx context.Context, agent string, start time.Time, err *error) {
+	m := activity.GetMetricsHandler(ctx).WithTags(map[string]string{"agent": agent})
+	m.Timer("a2a_downstream_call_latency").Record(time.Since(start))
+	if *err != nil {
+		m.Counter("a2a_downstream_call_errors").Inc(1)
+	}
+}
+
+func (d *Downstream) send(ctx context.Context, call DownstreamCall) (DownstreamResult, error) {
 	if activity.HasHeartbeatDetails(ctx) {
 		var known DownstreamResult
 		if err := activity.GetHeartbeatDetails(ctx, &known); err == nil && known.TaskID != "" {
-			return d.Watch(ctx, call.Agent, known)
+			return d.watch(ctx, call.Agent, known)
 		}
 	}
 	cl, card, err := d.client(ctx, call.Agent)
@@ -205,7 +219,12 @@ func (d *Downstream) Send(ctx context.Context, call DownstreamCall) (DownstreamR
 }
 
 // Watch follows a known downstream task until it settles or WatchFor passes.
-func (d *Downstream) Watch(ctx context.Context, agent string, known DownstreamResult) (DownstreamResult, error) {
+func (d *Downstream) Watch(ctx context.Context, agent string, known DownstreamResult) (r DownstreamResult, err error) {
+	defer observe(ctx, agent, time.Now(), &err)
+	return d.watch(ctx, agent, known)
+}
+
+func (d *Downstream) watch(ctx context.Context, agent string, known DownstreamResult) (DownstreamResult, error) {
 	cl, card, err := d.client(ctx, agent)
 	if err != nil {
 		return DownstreamResult{}, err

@@ -110,7 +110,14 @@ func (p *Push) Register(r interface {
 
 // Deliver POSTs the event as a StreamResponse, with the config's
 // credentials and token; any 2xx is success.
-func (p *Push) Deliver(ctx context.Context, d PushDelivery) error {
+func (p *Push) Deliver(ctx context.Context, d PushDelivery) (err error) {
+	defer func() {
+		result := "delivered"
+		if err != nil {
+			result = "failed"
+		}
+		activity.GetMetricsHandler(ctx).WithTags(map[string]string{"result": result}).Counter("a2a_push_deliveries").Inc(1)
+	}()
 	if err := p.Policy.Check(ctx, d.Config.URL); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWebhookRefused, nil)
 	}

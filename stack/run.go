@@ -17,6 +17,7 @@ import (
 
 	"github.com/durable-a2a/orchestrator/a2a/server"
 	"github.com/durable-a2a/orchestrator/config"
+	"github.com/durable-a2a/orchestrator/metrics"
 	"github.com/durable-a2a/orchestrator/skills"
 )
 
@@ -28,6 +29,8 @@ type FrontendFlags struct {
 	Insecure  bool   // allow a non-loopback address without authentication
 	TLSCert   string // PEM certificate: serve HTTPS (and gRPC over TLS)
 	TLSKey    string // PEM private key of TLSCert
+	// Metrics gets the frontend's own metrics (nil: none).
+	Metrics *metrics.Registry
 }
 
 // Agent describes this agent in its card.
@@ -74,7 +77,7 @@ func RunFrontend(ctx context.Context, c client.Client, namespace string, cfg *co
 	if err != nil {
 		return err
 	}
-	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks, Auth: auth, TLSCert: fl.TLSCert, TLSKey: fl.TLSKey}
+	f := &Frontend{Temporal: c, Namespace: namespace, Catalog: skills.New(cfg), Card: card, Log: log, Webhooks: webhooks, Auth: auth, TLSCert: fl.TLSCert, TLSKey: fl.TLSKey, Metrics: fl.Metrics}
 	if ready != nil {
 		ready(base + "/.well-known/agent-card.json")
 	}
@@ -183,9 +186,10 @@ func Logger() *slog.Logger {
 }
 
 // Main is the body of a command that runs against a Temporal cluster: it
-// connects with the TEMPORAL_* settings, reads the configuration, runs until
-// SIGINT or SIGTERM, and exits non-zero on failure.
-func Main(name, configPath string, run func(context.Context, client.Client, string, *config.Config, *slog.Logger) error) {
+// connects with the TEMPORAL_* settings, reads the configuration, serves
+// Prometheus metrics on metricsAddr (when set), runs until SIGINT or
+// SIGTERM, and exits non-zero on failure.
+func Main(name, configPath, metricsAddr string, run func(context.Context, client.Client, string, *config.Config, *metrics.Registry, *slog.Logger) error) {
 	log := Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -197,15 +201,35 @@ func Main(name, configPath string, run func(context.Context, client.Client, stri
 	if err != nil {
 		fail(err)
 	}
-	c, ns, err := Dial(ctx, "", log)
+	reg := metrics.New()
+	if metricsAddr != "" {
+		if err := ServeMetrics(ctx, metricsAddr, reg); err != nil {
+			fail(err)
+		}
+	}
+	c, ns, err := Dial(ctx, "", log, WithMetrics(reg))
 	if err != nil {
 		fail(err)
 	}
 	defer c.Close()
-	if err := run(ctx, c, ns, cfg, log); err != nil {
+	if err := run(ctx, c, ns, cfg, reg, log); err != nil {
 		c.Close()
 		fail(err)
 	}
+}
+
+// ServeMetrics serves /metrics on addr until ctx ends.
+func ServeMetrics(ctx context.Context, addr string, reg *metrics.Registry) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", reg.HTTP())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	return nil
 }
 
 // Probe GETs a URL and returns the exit code of a health check: 0 on 200.

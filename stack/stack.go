@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
@@ -29,9 +30,13 @@ import (
 	"github.com/durable-a2a/orchestrator/a2a/server"
 	"github.com/durable-a2a/orchestrator/activities"
 	"github.com/durable-a2a/orchestrator/config"
+	"github.com/durable-a2a/orchestrator/metrics"
 	"github.com/durable-a2a/orchestrator/skills"
 	"github.com/durable-a2a/orchestrator/workflows"
 )
+
+var taskStates = []string{"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED",
+	"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
 
 // SearchAttributes are the custom search attributes task workflows set.
 var SearchAttributes = map[string]enumspb.IndexedValueType{
@@ -45,11 +50,24 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 // Dial connects to Temporal. hostPort, when set, overrides TEMPORAL_ADDRESS
 // (the embedded server passes its own); everything else comes from the
 // standard TEMPORAL_* settings and config file. It returns the namespace too.
-func Dial(ctx context.Context, hostPort string, log *slog.Logger) (client.Client, string, error) {
-	opts, err := envconfig.LoadDefaultClientOptions()
+func Dial(ctx context.Context, hostPort string, log *slog.Logger, opts ...func(*client.Options)) (client.Client, string, error) {
+	o, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
 		return nil, "", fmt.Errorf("load TEMPORAL_* client settings: %w", err)
 	}
+	for _, f := range opts {
+		f(&o)
+	}
+	return dial(ctx, hostPort, log, o)
+}
+
+// WithMetrics reports the SDK's metrics (and the workflows' and
+// activities') to a registry.
+func WithMetrics(r *metrics.Registry) func(*client.Options) {
+	return func(o *client.Options) { o.MetricsHandler = r.Handler() }
+}
+
+func dial(ctx context.Context, hostPort string, log *slog.Logger, opts client.Options) (client.Client, string, error) {
 	if hostPort != "" {
 		opts.HostPort = hostPort
 	}
@@ -167,6 +185,9 @@ type Frontend struct {
 	// TLSCert and TLSKey (PEM files), when set, serve HTTPS and gRPC over
 	// TLS (1.2 or newer; Go negotiates 1.3).
 	TLSCert, TLSKey string
+	// Metrics, when set, gets the frontend's metrics: tasks by state and
+	// open streams.
+	Metrics *metrics.Registry
 }
 
 // Serve answers A2A requests on ln (and gRPC on grpcLn when not nil) until
@@ -174,6 +195,12 @@ type Frontend struct {
 func (f *Frontend) Serve(ctx context.Context, ln net.Listener, grpcLn net.Listener) error {
 	h := server.NewHandler(f.Temporal, f.Namespace, f.Catalog, f.Log)
 	h.Webhooks = f.Webhooks
+	if f.Metrics != nil {
+		streams := prometheus.NewGauge(prometheus.GaugeOpts{Name: "a2a_stream_clients", Help: "open SSE and gRPC streams"})
+		f.Metrics.MustRegister(streams)
+		f.Metrics.MustRegister(metrics.TaskStates(taskStates, h.CountState))
+		h.Streams = func(d int) { streams.Add(float64(d)) }
+	}
 	card := f.Card
 	card.Skills = f.Catalog.Cards()
 	if grpcLn != nil {

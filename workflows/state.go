@@ -126,6 +126,7 @@ func (s *taskState) setStatus(ctx workflow.Context, state a2a.TaskState, msg *a2
 		SAState.ValueSet(string(state)), SAStatusTime.ValueSet(ts)); err != nil {
 		return fmt.Errorf("upsert search attributes: %w", err)
 	}
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"state": string(state)}).Counter("a2a_task_transitions").Inc(1)
 	if s.onStatus != nil {
 		s.onStatus(ctx, s.Task.Status)
 	}

@@ -20,6 +20,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -53,6 +54,21 @@ type Handler struct {
 	// unary requests in flight finish.
 	draining chan struct{}
 	drainMu  sync.Once
+	// Streams, when set, hears streams open (+1) and close (-1).
+	Streams func(delta int)
+}
+
+// CountState counts the tasks in a state, all owners (for metrics).
+func (h *Handler) CountState(state string) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := h.temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus != 'ContinuedAsNew' AND %s = '%s'", workflows.TaskWorkflowName, workflows.SAState.GetName(), state),
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.GetCount(), nil
 }
 
 // Drain ends the open streams; the HTTP server's shutdown then finishes.

@@ -90,6 +90,10 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 // stream yields the task, then every event after cursor until the stream's
 // end state.
 func (h *Handler) stream(ctx context.Context, first *workflows.TaskView, cursor int64, endAtInterrupt bool, yield func(a2a.Event, error) bool) {
+	if h.Streams != nil {
+		h.Streams(1)
+		defer h.Streams(-1)
+	}
 	id := first.Task.ID
 	ended := func(s a2a.TaskState) bool { return s.Terminal() || endAtInterrupt && workflows.Interrupted(s) }
 

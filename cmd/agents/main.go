@@ -14,6 +14,7 @@ import (
 
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
+	"github.com/durable-a2a/orchestrator/metrics"
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
@@ -21,8 +22,9 @@ func main() {
 	host := flag.String("host", "127.0.0.1", "address the agents listen on")
 	port := flag.Int("port", 8091, "first of the four ports: flight, hotel, snowmobile, spa")
 	spaDelay := flag.Duration("spa-delay", 200*time.Millisecond, "how long the spa agent's bookings take")
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at http://<addr>/metrics (empty: off)")
 	flag.Parse()
-	stack.Main("agents", "", func(ctx context.Context, c client.Client, ns string, _ *config.Config, log *slog.Logger) error {
+	stack.Main("agents", "", *metricsAddr, func(ctx context.Context, c client.Client, ns string, _ *config.Config, _ *metrics.Registry, log *slog.Logger) error {
 		trip, err := stack.ListenTripAgents(*host, *port, &agents.Spa{Delay: *spaDelay})
 		if err != nil {
 			return err

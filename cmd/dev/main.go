@@ -16,6 +16,7 @@ import (
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
+	"github.com/durable-a2a/orchestrator/metrics"
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
@@ -31,17 +32,18 @@ func main() {
 	temporalPort := flag.Int("temporal-port", 7233, "port of the embedded Temporal server (0: any free port)")
 	agentPort := flag.Int("agent-port", 8091, "first of the 4 ports of the trip agents: flight, hotel, snowmobile, spa (0: any free ports)")
 	tripDelay := flag.Duration("trip-delay", 200*time.Millisecond, "how long each trip agent's booking takes")
+	metricsAddr := flag.String("metrics-addr", "127.0.0.1:9464", "serve Prometheus metrics at http://<addr>/metrics (empty: off)")
 	configPath := flag.String("config", "", "configuration file whose agents, playbooks, apiKeys, jwt and rateLimit are added to the trip example's")
 	flag.Parse()
 
 	log := stack.Logger()
-	if err := run(*dataDir, *temporalPort, *agentPort, *tripDelay, *configPath, fl); err != nil {
+	if err := run(*dataDir, *temporalPort, *agentPort, *tripDelay, *configPath, *metricsAddr, fl); err != nil {
 		log.Error("dev stack failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, configPath string, fl stack.FrontendFlags) error {
+func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, configPath, metricsAddr string, fl stack.FrontendFlags) error {
 	var extra *config.Config
 	if configPath != "" {
 		var err error
@@ -61,7 +63,14 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, c
 	}
 	defer func() { _ = srv.Stop() }()
 
-	c, _, err := stack.Dial(ctx, srv.HostPort(), log)
+	reg := metrics.New()
+	if metricsAddr != "" {
+		if err := stack.ServeMetrics(ctx, metricsAddr, reg); err != nil {
+			return err
+		}
+	}
+	fl.Metrics = reg
+	c, _, err := stack.Dial(ctx, srv.HostPort(), log, stack.WithMetrics(reg))
 	if err != nil {
 		return err
 	}

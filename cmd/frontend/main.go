@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/durable-a2a/orchestrator/config"
+	"github.com/durable-a2a/orchestrator/metrics"
 	"github.com/durable-a2a/orchestrator/stack"
 )
 
@@ -25,11 +26,13 @@ func main() {
 	flag.StringVar(&fl.TLSKey, "tls-key", "", "PEM private key file of -tls-cert")
 	configPath := flag.String("config", "", "configuration file (agents, playbooks); default $A2A_CONFIG")
 	probe := flag.String("probe", "", "instead of serving, GET this URL and exit 0 on HTTP 200 (a container health check)")
+	metricsAddr := flag.String("metrics-addr", "", "serve Prometheus metrics at http://<addr>/metrics (empty: off)")
 	flag.Parse()
 	if *probe != "" {
 		os.Exit(stack.Probe(*probe))
 	}
-	stack.Main("frontend", *configPath, func(ctx context.Context, c client.Client, ns string, cfg *config.Config, log *slog.Logger) error {
+	stack.Main("frontend", *configPath, *metricsAddr, func(ctx context.Context, c client.Client, ns string, cfg *config.Config, reg *metrics.Registry, log *slog.Logger) error {
+		fl.Metrics = reg
 		return stack.RunFrontend(ctx, c, ns, cfg, fl, log, func(cardURL string) { fmt.Printf("Agent Card: %s\n", cardURL) })
 	})
 }

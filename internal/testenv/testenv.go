@@ -19,6 +19,7 @@ import (
 	"github.com/durable-a2a/orchestrator/agents"
 	"github.com/durable-a2a/orchestrator/config"
 	"github.com/durable-a2a/orchestrator/embedded"
+	"github.com/durable-a2a/orchestrator/metrics"
 	"github.com/durable-a2a/orchestrator/skills"
 	"github.com/durable-a2a/orchestrator/stack"
 )
@@ -32,6 +33,7 @@ type Env struct {
 	Temporal *embedded.Server
 	Client   client.Client
 	Acts     *stack.Activities
+	Metrics  *metrics.Registry
 	Trip     *stack.TripAgents
 	Config   *config.Config
 	// BaseURL of the A2A frontend, such as http://127.0.0.1:41234.
@@ -90,7 +92,7 @@ func StartWith(dataDir string, o Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Acts: acts, Trip: trip, Config: cfg, Log: log, opts: o}
+	e := &Env{Acts: acts, Trip: trip, Config: cfg, Log: log, opts: o, Metrics: metrics.New()}
 	srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
 	if err != nil {
 		return nil, err
@@ -99,7 +101,7 @@ func StartWith(dataDir string, o Options) (*Env, error) {
 	e.stop = append(e.stop, func() { _ = srv.Stop() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, _, err := stack.Dial(ctx, srv.HostPort(), e.Log)
+	c, _, err := stack.Dial(ctx, srv.HostPort(), e.Log, stack.WithMetrics(e.Metrics))
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -156,7 +158,7 @@ func (e *Env) startFrontend() error {
 	}
 	e.BaseURL = "http://" + ln.Addr().String()
 	e.GRPCAddr = gln.Addr().String()
-	e.serveFrontend(ln, gln)
+	e.serveFrontendWith(ln, gln, func(f *stack.Frontend) { f.Metrics = e.Metrics })
 	return nil
 }
 
