@@ -99,7 +99,7 @@ func NewHTTPHandler(h *Handler, card *a2a.AgentCard, auth *Auth, keepAlive time.
 	}
 	mux := http.NewServeMux()
 	mux.Handle(a2asrv.WellKnownAgentCardPath, ch)
-	vh := versioned{h}
+	vh := Versioned(h)
 	mux.Handle(JSONRPCPath, auth.HTTP(versionQuery(limitBody(sseIDs(a2asrv.NewJSONRPCHandler(vh, opts...))))))
 	rest := restWithTenants(a2asrv.NewRESTHandler(vh, opts...), a2asrv.NewTenantRESTHandler("/{*}", vh, opts...))
 	mux.Handle(RESTPath+"/", auth.HTTP(versionQuery(http.StripPrefix(RESTPath, limitBody(sseIDs(rest))))))

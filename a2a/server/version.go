@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"iter"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -49,20 +51,46 @@ func versionQuery(next http.Handler) http.Handler {
 	})
 }
 
-// Versioned wraps a handler with the version check (the HTTP routes do it
-// themselves; gRPC servers use this).
-func Versioned(h a2asrv.RequestHandler) a2asrv.RequestHandler { return versioned{h} }
+// Versioned wraps a handler with the version check and a structured log
+// line per call (the HTTP routes do it themselves; gRPC servers use this).
+func Versioned(h *Handler) a2asrv.RequestHandler { return versioned{h: h, log: h.log} }
 
-// versioned checks the version before any method runs.
-type versioned struct{ h a2asrv.RequestHandler }
+// versioned checks the version before any method runs, and logs each call
+// with its taskId and contextId (never credentials or message content).
+type versioned struct {
+	h   a2asrv.RequestHandler
+	log *slog.Logger
+}
+
+func (v versioned) done(ctx context.Context, method string, start time.Time, taskID a2a.TaskID, contextID string, err error) {
+	if v.log == nil {
+		return
+	}
+	attrs := []any{"method", method, "taskId", string(taskID), "contextId", contextID,
+		"owner", principalFrom(ctx).Owner, "ms", time.Since(start).Milliseconds()}
+	if err != nil {
+		v.log.InfoContext(ctx, "a2a call failed", append(attrs, "err", err.Error())...)
+		return
+	}
+	v.log.DebugContext(ctx, "a2a call", attrs...)
+}
 
 var _ a2asrv.RequestHandler = versioned{}
 
-func (v versioned) GetTask(ctx context.Context, r *a2a.GetTaskRequest) (*a2a.Task, error) {
+func (v versioned) GetTask(ctx context.Context, r *a2a.GetTaskRequest) (t *a2a.Task, err error) {
+	start := time.Now()
+	defer func() { v.done(ctx, "GetTask", start, r.ID, ctxOf(t), err) }()
 	if err := checkVersion(ctx); err != nil {
 		return nil, err
 	}
 	return v.h.GetTask(ctx, r)
+}
+
+func ctxOf(t *a2a.Task) string {
+	if t == nil {
+		return ""
+	}
+	return t.ContextID
 }
 
 func (v versioned) ListTasks(ctx context.Context, r *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
@@ -72,14 +100,31 @@ func (v versioned) ListTasks(ctx context.Context, r *a2a.ListTasksRequest) (*a2a
 	return v.h.ListTasks(ctx, r)
 }
 
-func (v versioned) CancelTask(ctx context.Context, r *a2a.CancelTaskRequest) (*a2a.Task, error) {
+func (v versioned) CancelTask(ctx context.Context, r *a2a.CancelTaskRequest) (t *a2a.Task, err error) {
+	start := time.Now()
+	defer func() { v.done(ctx, "CancelTask", start, r.ID, ctxOf(t), err) }()
 	if err := checkVersion(ctx); err != nil {
 		return nil, err
 	}
 	return v.h.CancelTask(ctx, r)
 }
 
-func (v versioned) SendMessage(ctx context.Context, r *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+func (v versioned) SendMessage(ctx context.Context, r *a2a.SendMessageRequest) (res a2a.SendMessageResult, err error) {
+	start := time.Now()
+	defer func() {
+		var id a2a.TaskID
+		var cid string
+		switch x := res.(type) {
+		case *a2a.Task:
+			id, cid = x.ID, x.ContextID
+		case *a2a.Message:
+			cid = x.ContextID
+		}
+		if id == "" && r != nil && r.Message != nil {
+			id = r.Message.TaskID
+		}
+		v.done(ctx, "SendMessage", start, id, cid, err)
+	}()
 	if err := checkVersion(ctx); err != nil {
 		return nil, err
 	}
