@@ -159,7 +159,9 @@ type WorkerOptions struct {
 
 // NewWorker makes a worker for the task workflows and their activities.
 func NewWorker(c client.Client, catalog *skills.Catalog, acts *Activities, o WorkerOptions) worker.Worker {
-	w := worker.New(c, workflows.TaskQueue, worker.Options{})
+	// On Stop the worker takes no new work and gives the activities it runs
+	// up to 30 s to finish (a drain); whatever is left is retried elsewhere.
+	w := worker.New(c, workflows.TaskQueue, worker.Options{WorkerStopTimeout: 30 * time.Second})
 	(&workflows.Tasks{Skills: catalog.Workflows(), HistoryLimit: o.HistoryLimit, PushGiveUp: o.PushGiveUp, DownstreamAttempts: o.DownstreamAttempts}).Register(w)
 	acts.Demo.Register(w)
 	acts.Flights.Register(w)
