@@ -200,25 +200,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 // exactly one task per node.
 func TestTripSurvivesWorkerKills(t *testing.T) {
 	s := newProcStack(t)
-	// The trip agents run in this process on the same Temporal; their
-	// durable tasks run on the worker process too.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, _, err := stack.Dial(ctx, s.hostPort, env.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
-	go func() { _ = trip.Serve(ctx, tc, "default", testenv.Webhooks, env.Log) }()
-	cfgPath := filepath.Join(t.TempDir(), "a2a.toml")
-	if err := os.WriteFile(cfgPath, []byte(tripConfigTOML(trip)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.extraEnv = []string{"A2A_CONFIG=" + cfgPath, "A2A_TRIP_DELAY=300ms"}
+	trip := s.withTripAgents("300ms")
 	s.worker.kill()
 	s.startWorker()
 	s.frontend.kill()
@@ -266,6 +248,31 @@ func TestTripSurvivesWorkerKills(t *testing.T) {
 	}
 }
 
+// withTripAgents serves the trip agents in this process on the stack's
+// Temporal (their durable tasks run on the worker processes) and points the
+// processes started from now on at them.
+func (s *procStack) withTripAgents(tripDelay string) *stack.TripAgents {
+	t := s.t
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _, err := stack.Dial(ctx, s.hostPort, env.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	go func() { _ = trip.Serve(ctx, tc, "default", testenv.Webhooks, env.Log) }()
+	cfgPath := filepath.Join(t.TempDir(), "a2a.toml")
+	if err := os.WriteFile(cfgPath, []byte(tripConfigTOML(trip)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.extraEnv = []string{"A2A_CONFIG=" + cfgPath, "A2A_TRIP_DELAY=" + tripDelay}
+	return trip
+}
+
 func tripConfigTOML(t *stack.TripAgents) string {
 	var b strings.Builder
 	for _, a := range []struct{ name, url string }{{"flight", t.Flight}, {"hotel", t.Hotel}, {"snowmobile", t.Snowmobile}, {"spa", t.Spa}} {
@@ -289,23 +296,7 @@ func tripConfigTOML(t *stack.TripAgents) string {
 // nothing: its event ids are contiguous up to the end.
 func TestScaleOut(t *testing.T) {
 	s := newProcStack(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	trip, err := stack.ListenTripAgents("127.0.0.1", 0, &agents.Spa{Delay: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, _, err := stack.Dial(ctx, s.hostPort, env.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tc.Close()
-	go func() { _ = trip.Serve(ctx, tc, "default", testenv.Webhooks, env.Log) }()
-	cfgPath := filepath.Join(t.TempDir(), "a2a.toml")
-	if err := os.WriteFile(cfgPath, []byte(tripConfigTOML(trip)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s.extraEnv = []string{"A2A_CONFIG=" + cfgPath, "A2A_TRIP_DELAY=400ms"}
+	s.withTripAgents("400ms")
 	s.worker.kill()
 	s.frontend.kill()
 	s.startWorker()

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -234,11 +233,5 @@ func TestPushSurvivesWorkerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "TASK_STATE_SUBMITTED TASK_STATE_WORKING artifact TASK_STATE_COMPLETED"
-	deadline := time.Now().Add(45 * time.Second)
-	for strings.Join(rcv.states(t), " ") != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("delivered %v, want %s", rcv.states(t), want)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the receiver, bounded by the deadline
-	}
+	waitFor(t, func() bool { return strings.Join(rcv.states(t), " ") == want }, "every event after the restart")
 }
