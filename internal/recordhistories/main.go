@@ -2,7 +2,7 @@
 // writes their workflow histories to a directory, for the replay test that
 // keeps later code compatible with tasks already running:
 //
-//	go run ./internal/recordhistories -out workflows/testdata/histories
+//	go run ./internal/recordhistories -out workflows/testdata/histories -suffix -v2
 package main
 
 import (
@@ -25,14 +25,15 @@ import (
 
 func main() {
 	out := flag.String("out", "workflows/testdata/histories", "directory for the histories")
+	suffix := flag.String("suffix", "", "added to each file name (a new code version's histories go next to the old ones, never instead)")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if err := run(*out, *suffix); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(out string) error {
+func run(out, suffix string) error {
 	dir, err := os.MkdirTemp("", "record-*")
 	if err != nil {
 		return err
@@ -133,7 +134,7 @@ func run(out string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(out, name+".json"), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, name+suffix+".json"), b, 0o644); err != nil {
 			return err
 		}
 		fmt.Printf("%s: %d events\n", name, len(h.Events))
