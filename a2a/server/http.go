@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/durable-a2a/orchestrator/activities"
+	"github.com/durable-a2a/orchestrator/console"
 )
 
 // Paths of the bindings under the frontend's base URL.
@@ -104,6 +105,8 @@ func NewHTTPHandler(h *Handler, card *a2a.AgentCard, auth *Auth, keepAlive time.
 	rest := restWithTenants(a2asrv.NewRESTHandler(vh, opts...), a2asrv.NewTenantRESTHandler("/{*}", vh, opts...))
 	mux.Handle(RESTPath+"/", auth.HTTP(versionQuery(http.StripPrefix(RESTPath, limitBody(sseIDs(rest))))))
 	mux.Handle("POST "+activities.WebhookPath+"{id}", limitBody(http.HandlerFunc(h.ServeWebhook)))
+	mux.Handle("GET /console/", console.Handler())
+	mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusMovedPermanently))
 	mux.HandleFunc("GET /readyz", h.Ready)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
