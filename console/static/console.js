@@ -197,11 +197,19 @@ function render() {
     const label = meta.node ? `${meta.node} (${meta.agent})` : (meta.skill || "task");
     out += `<g class="node" data-task="${t.id}" data-label="${label}" data-state="${st}" transform="translate(${p.x},${p.y})">` +
       `<rect width="130" height="40" fill="${colors[st] || "#eee"}"/>` +
-      `<text x="6" y="16">${escapeHTML(label)}</text><text x="6" y="32">${st.replace("TASK_STATE_", "")}</text></g>`;
+      `<text x="6" y="16">${escapeHTML(label)}</text><text x="6" y="32">${st.replace("TASK_STATE_", "")} · ${age(t)}</text></g>`;
   }
   svg.innerHTML = out;
   svg.querySelectorAll(".node").forEach((g) => g.addEventListener("click", () => select(g.dataset.task)));
   if (state.selected) renderTask(state.tasks.get(state.selected));
+}
+
+// How long ago the task's status changed.
+function age(t) {
+  const ts = t.status.timestamp ? Date.parse(t.status.timestamp) : NaN;
+  if (isNaN(ts)) return "";
+  const s = Math.max(0, Math.round((Date.now() - ts) / 1000));
+  return s < 60 ? s + "s" : s < 3600 ? Math.round(s / 60) + "m" : Math.round(s / 3600) + "h";
 }
 
 function escapeHTML(s) { return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
