@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +42,10 @@ type Options struct {
 	Stream     int // streamed status changes
 	GraphRuns  int // runs of the graph per D
 	Idle       int // tasks parked waiting for input
+	CacheSize  int // the worker's workflow cache (0: the product's default)
+	// Only names the measurements to run (latency, throughput, resume,
+	// stream, graph, idle); empty runs them all.
+	Only []string
 }
 
 // Defaults take a few minutes on 2 cores.
@@ -61,7 +67,12 @@ func Run(ctx context.Context, o Options, w io.Writer) ([]Row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	env, err := testenv.StartWith(dir, testenv.Options{Quiet: true, Register: func(r worker.Registry) {
+	tp, err := startTemporal(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer tp.stop()
+	env, err := testenv.StartWith(dir, testenv.Options{Quiet: true, TemporalHostPort: tp.hostPort, CacheSize: o.CacheSize, Register: func(r worker.Registry) {
 		r.RegisterWorkflowWithOptions(bareWork, workflow.RegisterOptions{Name: "BenchBareWork"})
 		r.RegisterWorkflowWithOptions(bareWait, workflow.RegisterOptions{Name: "BenchBareWait"})
 	}})
@@ -82,7 +93,7 @@ func Run(ctx context.Context, o Options, w io.Writer) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &runner{ctx: ctx, env: env, ours: ours, mem: memClient}
+	b := &runner{ctx: ctx, env: env, ours: ours, mem: memClient, tp: tp}
 	var rows []Row
 	add := func(r ...Row) {
 		rows = append(rows, r...)
@@ -92,9 +103,15 @@ func Run(ctx context.Context, o Options, w io.Writer) ([]Row, error) {
 	}
 	fmt.Fprintf(w, "%-46s %14s %14s %8s  %s\n", "metric", "this server", "baseline", "ratio", "aim")
 
-	steps := []func(Options) ([]Row, error){b.latency, b.throughput, b.resume, b.stream, b.graph, b.idle}
+	steps := []struct {
+		name string
+		run  func(Options) ([]Row, error)
+	}{{"latency", b.latency}, {"throughput", b.throughput}, {"resume", b.resume}, {"stream", b.stream}, {"graph", b.graph}, {"idle", b.idle}}
 	for _, step := range steps {
-		r, err := step(o)
+		if len(o.Only) > 0 && !slices.Contains(o.Only, step.name) {
+			continue
+		}
+		r, err := step.run(o)
 		if err != nil {
 			return rows, err
 		}
@@ -108,6 +125,15 @@ type runner struct {
 	env  *testenv.Env
 	ours *a2aclient.Client
 	mem  *a2aclient.Client
+	tp   *temporalProc
+}
+
+// cpu is the CPU time used so far by this process (frontend, worker, trip
+// agents, clients and baselines) and by the Temporal server's.
+func (b *runner) cpu() (ours, server time.Duration) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), b.tp.cpu()
 }
 
 func newClient(ctx context.Context, base string) (*a2aclient.Client, error) {
@@ -217,8 +243,9 @@ func (b *runner) latency(o Options) ([]Row, error) {
 }
 
 // concurrently runs n calls of f from k clients; it returns tasks/s and
-// the CPU (user+sys) this process used per call.
-func concurrently(n, k int, f func() error) (float64, time.Duration, error) {
+// the CPU (user+sys) used per call by this process and by the Temporal
+// server's.
+func (b *runner) concurrently(n, k int, f func() error) (float64, cpuUse, error) {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -229,7 +256,7 @@ func concurrently(n, k int, f func() error) (float64, time.Duration, error) {
 		next <- struct{}{}
 	}
 	close(next)
-	cpu0 := cpuTime()
+	o0, s0 := b.cpu()
 	start := time.Now()
 	for range k {
 		wg.Go(func() {
@@ -246,32 +273,32 @@ func concurrently(n, k int, f func() error) (float64, time.Duration, error) {
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	return float64(n) / wall.Seconds(), (cpuTime() - cpu0) / time.Duration(n), first
+	o1, s1 := b.cpu()
+	return float64(n) / wall.Seconds(), cpuUse{ours: (o1 - o0) / time.Duration(n), server: (s1 - s0) / time.Duration(n)}, first
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+// cpuUse is CPU time per task, in this process and in the Temporal server's.
+type cpuUse struct{ ours, server time.Duration }
+
+func (c cpuUse) total() time.Duration { return c.ours + c.server }
 
 func (b *runner) throughput(o Options) ([]Row, error) {
 	ctx := b.ctx
-	ours, oursCPU, err := concurrently(o.Throughput, o.Clients, func() error {
+	ours, oursCPU, err := b.concurrently(o.Throughput, o.Clients, func() error {
 		_, err := task(ctx, b.ours, msg("hello durable world", nil), a2a.TaskStateCompleted)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("throughput, this server: %w", err)
 	}
-	mem, _, err := concurrently(o.Throughput, o.Clients, func() error {
+	mem, _, err := b.concurrently(o.Throughput, o.Clients, func() error {
 		_, err := task(ctx, b.mem, msg("hello durable world", nil), a2a.TaskStateCompleted)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("throughput, in-memory: %w", err)
 	}
-	bare, bareCPU, err := concurrently(o.Throughput, o.Clients, func() error { return b.bare(ctx) })
+	bare, bareCPU, err := b.concurrently(o.Throughput, o.Clients, func() error { return b.bare(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("throughput, bare workflow: %w", err)
 	}
@@ -279,7 +306,9 @@ func (b *runner) throughput(o Options) ([]Row, error) {
 	return []Row{
 		{fmt.Sprintf("throughput, %d clients, vs bare workflow", o.Clients), f(ours), f(bare), ratio(ours, bare), "≥ 0.9"},
 		{fmt.Sprintf("throughput, %d clients, vs a2a-go in-memory", o.Clients), f(ours), f(mem), ratio(ours, mem), ""},
-		{"CPU per task (all in one process) vs bare", ms(oursCPU), ms(bareCPU), ratio(float64(oursCPU), float64(bareCPU)), ""},
+		{"CPU per task (all processes) vs bare", ms(oursCPU.total()), ms(bareCPU.total()), ratio(float64(oursCPU.total()), float64(bareCPU.total())), ""},
+		{"  of which the Temporal server's", ms(oursCPU.server), ms(bareCPU.server), ratio(float64(oursCPU.server), float64(bareCPU.server)), ""},
+		{"  of which frontend + worker (+ clients)", ms(oursCPU.ours), ms(bareCPU.ours), ratio(float64(oursCPU.ours), float64(bareCPU.ours)), ""},
 	}, nil
 }
 
@@ -368,34 +397,54 @@ func (b *runner) stream(o Options) ([]Row, error) {
 	}, nil
 }
 
+// graphRun runs the trip-shaped plan (a; then b and c in parallel; d after
+// b) on the given agents, each taking d, and returns the mean wall time.
+func (b *runner) graphRun(o Options, d time.Duration, agents [4]string) (time.Duration, error) {
+	oldB, oldS := b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay
+	b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay = d, d
+	defer func() { b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay = oldB, oldS }()
+	var total time.Duration
+	for range o.GraphRuns {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("bench"), a2a.NewDataPart(map[string]any{"plan": map[string]any{"nodes": []any{
+			map[string]any{"id": "a", "agent": agents[0], "message": "first"},
+			map[string]any{"id": "b", "agent": agents[1], "message": "second", "dependsOn": []any{"a"}},
+			map[string]any{"id": "c", "agent": agents[2], "message": "parallel", "dependsOn": []any{"a"}},
+			map[string]any{"id": "d", "agent": agents[3], "message": "last", "dependsOn": []any{"b"}},
+		}}}))
+		start := time.Now()
+		if _, err := task(b.ctx, b.ours, m, a2a.TaskStateCompleted); err != nil {
+			return 0, fmt.Errorf("graph: %w", err)
+		}
+		total += time.Since(start)
+	}
+	return total / time.Duration(o.GraphRuns), nil
+}
+
+// graph measures the orchestrator: every node's downstream agent is a stock
+// a2a-go agent (the spa) that answers after d, so what exceeds the critical
+// path (3 × d) is this server's own cost. A last run puts this server's own
+// durable trip agents downstream, which adds their cost too.
 func (b *runner) graph(o Options) ([]Row, error) {
 	var rows []Row
+	stock := [4]string{"spa", "spa", "spa", "spa"}
 	for _, d := range []time.Duration{50 * time.Millisecond, 500 * time.Millisecond} {
-		oldB, oldS := b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay
-		b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay = d, d
-		var total time.Duration
-		for range o.GraphRuns {
-			m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("bench"), a2a.NewDataPart(map[string]any{"plan": map[string]any{"nodes": []any{
-				map[string]any{"id": "a", "agent": "hotel", "message": "first"},
-				map[string]any{"id": "b", "agent": "hotel", "message": "second", "dependsOn": []any{"a"}},
-				map[string]any{"id": "c", "agent": "snowmobile", "message": "parallel", "dependsOn": []any{"a"}},
-				map[string]any{"id": "d", "agent": "spa", "message": "last", "dependsOn": []any{"b"}},
-			}}}))
-			start := time.Now()
-			if _, err := task(b.ctx, b.ours, m, a2a.TaskStateCompleted); err != nil {
-				return nil, fmt.Errorf("graph: %w", err)
-			}
-			total += time.Since(start)
+		wall, err := b.graphRun(o, d, stock)
+		if err != nil {
+			return nil, err
 		}
-		b.env.Acts.Bookings.Delay, b.env.Trip.SpaExec.Delay = oldB, oldS
-		wall := total / time.Duration(o.GraphRuns)
 		aim := ""
 		if d == 500*time.Millisecond {
 			aim = "≤ 1.10"
 		}
 		rows = append(rows, Row{fmt.Sprintf("trip graph wall / critical path (D = %s)", d), ms(wall), ms(3 * d), ratio(float64(wall), float64(3*d)), aim},
-			Row{fmt.Sprintf("orchestration overhead per node (D = %s)", d), ms((wall - 3*d) / 4), "", "", ""})
+			Row{fmt.Sprintf("orchestration overhead per node (D = %s)", d), ms((wall - 3*d) / 3), "", "", ""})
 	}
+	d := 500 * time.Millisecond
+	wall, err := b.graphRun(o, d, [4]string{"hotel", "hotel", "snowmobile", "spa"})
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, Row{"same, durable trip agents downstream (D = 500ms)", ms(wall), ms(3 * d), ratio(float64(wall), float64(3*d)), ""})
 	return rows, nil
 }
 
@@ -403,12 +452,15 @@ func (b *runner) idle(o Options) ([]Row, error) {
 	if o.Idle == 0 {
 		return nil, nil
 	}
-	rss0 := rss()
+	// Memory given back to the OS first, so that the parked tasks' share
+	// shows.
+	debug.FreeOSMemory()
+	ours0, server0 := rssOf("self"), b.tp.rss()
 	tasks := make([]*a2a.Task, o.Idle)
 	var mu sync.Mutex
 	i := 0
 	start := time.Now()
-	_, _, err := concurrently(o.Idle, 16, func() error {
+	_, _, err := b.concurrently(o.Idle, 16, func() error {
 		t, err := task(b.ctx, b.ours, msg("from Inari to Salla", map[string]any{"skill": "book-flight"}), a2a.TaskStateInputRequired)
 		if err == nil {
 			mu.Lock()
@@ -422,10 +474,11 @@ func (b *runner) idle(o Options) ([]Row, error) {
 		return nil, fmt.Errorf("idle: %w", err)
 	}
 	parkTime := time.Since(start)
-	parked := rss()
+	debug.FreeOSMemory()
+	ours, server := rssOf("self"), b.tp.rss()
 	j := 0
 	var answers []time.Duration
-	_, _, err = concurrently(o.Idle, 16, func() error {
+	_, _, err = b.concurrently(o.Idle, 16, func() error {
 		mu.Lock()
 		t := tasks[j]
 		j++
@@ -443,27 +496,17 @@ func (b *runner) idle(o Options) ([]Row, error) {
 		return nil, fmt.Errorf("idle answers: %w", err)
 	}
 	mb := func(x uint64) string { return fmt.Sprintf("%.0f MB", float64(x)/(1<<20)) }
+	perTask := func(a, b uint64) string {
+		return fmt.Sprintf("%.1f KB", (float64(a)-float64(b))/float64(o.Idle)/1024)
+	}
 	return []Row{
 		{fmt.Sprintf("park %d tasks in INPUT_REQUIRED", o.Idle), fmt.Sprintf("%.1f s", parkTime.Seconds()), "", "", ""},
-		{"RSS while they wait (whole process, incl. Temporal)", mb(parked), mb(rss0), "", "≤ 200 MB (worker+frontend)"},
-		{"RSS per waiting task", fmt.Sprintf("%.1f KB", float64(parked-rss0)/float64(o.Idle)/1024), "", "", ""},
+		{"RSS frontend + worker process, waiting / before", mb(ours), mb(ours0), "", "≤ 200 MB at 10,000"},
+		{"  per waiting task", perTask(ours, ours0), "", "", ""},
+		{"RSS Temporal server process, waiting / before", mb(server), mb(server0), "", ""},
+		{"  per waiting task", perTask(server, server0), "", "", ""},
 		{"answer latency p50 / p99 (16 clients)", ms(percentile(answers, 50)), ms(percentile(answers, 99)), "", ""},
 	}, nil
-}
-
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			var kb uint64
-			_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
-			return kb * 1024
-		}
-	}
-	return 0
 }
 
 // The a2a-go baseline: its stock in-memory server with an executor that

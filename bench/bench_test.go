@@ -3,10 +3,16 @@ package bench
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+func TestMain(m *testing.M) {
+	ServeTemporalIfChild() // the benchmark's Temporal process is this binary
+	os.Exit(m.Run())
+}
 
 // TestSmoke runs every measurement with tiny counts, so that the harness
 // keeps working; it asserts that each produced a row, not how fast it was.

@@ -201,6 +201,11 @@ func Main(name, configPath, metricsAddr string, run func(context.Context, client
 	if err != nil {
 		fail(err)
 	}
+	cache, err := WorkflowCacheFromEnv()
+	if err != nil {
+		fail(err)
+	}
+	SetWorkflowCache(cache)
 	reg := metrics.New()
 	if metricsAddr != "" {
 		if err := ServeMetrics(ctx, metricsAddr, reg); err != nil {

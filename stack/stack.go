@@ -4,6 +4,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,6 +157,33 @@ type WorkerOptions struct {
 	PushGiveUp time.Duration
 	// DownstreamAttempts bounds the tries of a call to an unreachable agent (0: 15).
 	DownstreamAttempts int
+}
+
+// DefaultCacheSize keeps a worker's memory bounded (about 50 KB per kept
+// task) however many tasks wait, where the SDK's default keeps 10,000.
+const DefaultCacheSize = 1000
+
+// SetWorkflowCache sets how many tasks the workers of this process keep in
+// memory between their steps (0: DefaultCacheSize). A task that is not kept
+// costs the worker nothing while it waits, and is replayed from its history
+// (bounded by continue-as-new) when it next moves. The SDK's cache is one per
+// process, made by the first worker started (an embedded Temporal server's
+// own workers included), so call this before anything starts.
+func SetWorkflowCache(n int) {
+	worker.SetStickyWorkflowCacheSize(cmp.Or(n, DefaultCacheSize))
+}
+
+// WorkflowCacheFromEnv reads A2A_WORKFLOW_CACHE (0 when unset).
+func WorkflowCacheFromEnv() (int, error) {
+	v := os.Getenv("A2A_WORKFLOW_CACHE")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("A2A_WORKFLOW_CACHE: want a positive number of tasks, got %q", v)
+	}
+	return n, nil
 }
 
 // NewWorker makes a worker for the task workflows and their activities.

@@ -54,6 +54,13 @@ func run(dataDir string, temporalPort, agentPort int, tripDelay time.Duration, c
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := stack.Logger()
+	// Before the embedded server starts its own workers, which make the
+	// process's workflow cache.
+	cache, err := stack.WorkflowCacheFromEnv()
+	if err != nil {
+		return err
+	}
+	stack.SetWorkflowCache(cache)
 
 	srv, err := embedded.Start(embedded.Config{
 		DataDir: dataDir, FrontendPort: temporalPort, Namespace: "default", SearchAttributes: stack.SearchAttributes,

@@ -72,6 +72,12 @@ type Options struct {
 	// Register adds more workflows and activities to the worker (benchmark
 	// baselines).
 	Register func(worker.Registry)
+	// TemporalHostPort is a Temporal server already running (the benchmark
+	// runs one in its own process); empty starts one in this process.
+	TemporalHostPort string
+	// CacheSize is the workers' workflow cache (0: the default). It is one
+	// per process: only the first Start of a process sets it.
+	CacheSize int
 }
 
 // StartWith is Start with options.
@@ -93,15 +99,20 @@ func StartWith(dataDir string, o Options) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{Acts: acts, Trip: trip, Config: cfg, Log: log, opts: o, Metrics: metrics.New()}
-	srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
-	if err != nil {
-		return nil, err
+	stack.SetWorkflowCache(o.CacheSize)
+	hostPort := o.TemporalHostPort
+	if hostPort == "" {
+		srv, err := embedded.Start(embedded.Config{DataDir: dataDir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
+		if err != nil {
+			return nil, err
+		}
+		e.Temporal = srv
+		e.stop = append(e.stop, func() { _ = srv.Stop() })
+		hostPort = srv.HostPort()
 	}
-	e.Temporal = srv
-	e.stop = append(e.stop, func() { _ = srv.Stop() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, _, err := stack.Dial(ctx, srv.HostPort(), e.Log, stack.WithMetrics(e.Metrics))
+	c, _, err := stack.Dial(ctx, hostPort, e.Log, stack.WithMetrics(e.Metrics))
 	if err != nil {
 		e.Close()
 		return nil, err
