@@ -106,6 +106,7 @@ func Start(cfg Config) (*Server, error) {
 		PluginName:        sqliteplugin.PluginName,
 		ConnectAttributes: map[string]string{},
 	}
+	visCfg := sqlCfg
 	if cfg.DataDir == "" {
 		sqlCfg.ConnectAttributes["mode"] = "memory"
 		sqlCfg.ConnectAttributes["cache"] = "shared" // the plugin sets up the schema of an in-memory database itself
@@ -114,13 +115,34 @@ func Start(cfg Config) (*Server, error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("create data dir: %w", err)
 		}
-		sqlCfg.DatabaseName = filepath.Join(cfg.DataDir, "temporal.db")
-		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["_synchronous"] = "2" // FULL: nothing acknowledged is lost, even to a power cut
-		if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
-			if err := sqlite.SetupSchema(sqlCfg); err != nil {
-				return nil, fmt.Errorf("set up schema: %w", err)
+		file := func(name string) *config.SQL {
+			return &config.SQL{
+				PluginName:   sqliteplugin.PluginName,
+				DatabaseName: filepath.Join(cfg.DataDir, name),
+				// Keys other than the DSN's own parameters go to SQLite as
+				// pragmas, by their plain names (unknown ones are ignored).
+				ConnectAttributes: map[string]string{
+					"mode":         "rwc",
+					"journal_mode": "wal",
+					"synchronous":  "2", // FULL: nothing acknowledged is lost, even to a power cut
+				},
+			}
+		}
+		sqlCfg = file("temporal.db")
+		_, err := os.Stat(sqlCfg.DatabaseName)
+		fresh := errors.Is(err, os.ErrNotExist)
+		// Visibility (what ListTasks reads) has a file of its own, so that
+		// its writes do not queue behind the tasks' own on one connection.
+		// A data directory made before keeps it in temporal.db.
+		visCfg = file("visibility.db")
+		if _, err := os.Stat(visCfg.DatabaseName); !fresh && errors.Is(err, os.ErrNotExist) {
+			visCfg = sqlCfg
+		}
+		for _, c := range []*config.SQL{sqlCfg, visCfg} {
+			if _, err := os.Stat(c.DatabaseName); errors.Is(err, os.ErrNotExist) {
+				if err := sqlite.SetupSchema(c); err != nil {
+					return nil, fmt.Errorf("set up schema of %s: %w", c.DatabaseName, err)
+				}
 			}
 		}
 	}
@@ -146,10 +168,10 @@ func Start(cfg Config) (*Server, error) {
 			}},
 		},
 		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
+			DefaultStore:     "default",
+			VisibilityStore:  "visibility",
 			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+			DataStores:       map[string]config.DataStore{"default": {SQL: sqlCfg}, "visibility": {SQL: visCfg}},
 		},
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
