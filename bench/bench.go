@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -43,6 +43,9 @@ type Options struct {
 	GraphRuns  int // runs of the graph per D
 	Idle       int // tasks parked waiting for input
 	CacheSize  int // the worker's workflow cache (0: the product's default)
+	// ServerProfile, when set, is where the Temporal process writes its CPU
+	// profile.
+	ServerProfile string
 	// Only names the measurements to run (latency, throughput, resume,
 	// stream, graph, idle); empty runs them all.
 	Only []string
@@ -67,7 +70,7 @@ func Run(ctx context.Context, o Options, w io.Writer) ([]Row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	tp, err := startTemporal(dir)
+	tp, err := startTemporal(dir, o.ServerProfile)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +78,7 @@ func Run(ctx context.Context, o Options, w io.Writer) ([]Row, error) {
 	env, err := testenv.StartWith(dir, testenv.Options{Quiet: true, TemporalHostPort: tp.hostPort, CacheSize: o.CacheSize, Register: func(r worker.Registry) {
 		r.RegisterWorkflowWithOptions(bareWork, workflow.RegisterOptions{Name: "BenchBareWork"})
 		r.RegisterWorkflowWithOptions(bareWait, workflow.RegisterOptions{Name: "BenchBareWait"})
+		r.RegisterWorkflowWithOptions(bareUpdate, workflow.RegisterOptions{Name: "BenchBareUpdate"})
 	}})
 	if err != nil {
 		return nil, err
@@ -174,6 +178,41 @@ func (b *runner) bare(ctx context.Context) error {
 	return run.Get(ctx, &out)
 }
 
+// bareUWS is the second baseline: the same work started the way a task is,
+// with Update-with-Start (which cannot start eagerly), and no A2A around it.
+func (b *runner) bareUWS(ctx context.Context) error {
+	start := b.env.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: "bench-" + uuid.NewString(), TaskQueue: bareQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, "BenchBareUpdate")
+	h, err := b.env.Client.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName: "run", Args: []any{"hello durable world"}, WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	var out string
+	return h.Get(ctx, &out)
+}
+
+// bareUpdate does the work of the demo skill in its update handler.
+func bareUpdate(ctx workflow.Context) (string, error) {
+	var out string
+	done := false
+	if err := workflow.SetUpdateHandler(ctx, "run", func(ctx workflow.Context, text string) (string, error) {
+		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+		err := workflow.ExecuteLocalActivity(ctx, activities.DemoWorkName, activities.WorkInput{Text: text}).Get(ctx, &out)
+		done = true
+		return out, err
+	}); err != nil {
+		return "", err
+	}
+	return out, workflow.Await(ctx, func() bool { return done })
+}
+
 // bareWork is the baseline: the same work as the demo skill (its activity),
 // in a bare workflow started and awaited with the SDK.
 func bareWork(ctx workflow.Context, text string) (string, error) {
@@ -233,10 +272,15 @@ func (b *runner) latency(o Options) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("latency, bare workflow: %w", err)
 	}
+	uws, err := timeN(o.Latency, func() error { return b.bareUWS(ctx) })
+	if err != nil {
+		return nil, fmt.Errorf("latency, bare Update-with-Start: %w", err)
+	}
 	p := func(d []time.Duration, q int) float64 { return float64(percentile(d, q)) }
 	return []Row{
 		{"task latency p50 vs bare workflow", ms(percentile(ours, 50)), ms(percentile(bare, 50)), ratio(p(ours, 50), p(bare, 50)), "≤ 1.25"},
 		{"task latency p99 vs bare workflow", ms(percentile(ours, 99)), ms(percentile(bare, 99)), ratio(p(ours, 99), p(bare, 99)), ""},
+		{"task latency p50 vs bare Update-with-Start", ms(percentile(ours, 50)), ms(percentile(uws, 50)), ratio(p(ours, 50), p(uws, 50)), ""},
 		{"task latency p50 vs a2a-go in-memory", ms(percentile(ours, 50)), ms(percentile(mem, 50)), ratio(p(ours, 50), p(mem, 50)), "≤ 6"},
 		{"task latency p99 vs a2a-go in-memory", ms(percentile(ours, 99)), ms(percentile(mem, 99)), ratio(p(ours, 99), p(mem, 99)), ""},
 	}, nil
@@ -302,13 +346,19 @@ func (b *runner) throughput(o Options) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("throughput, bare workflow: %w", err)
 	}
+	uws, uwsCPU, err := b.concurrently(o.Throughput, o.Clients, func() error { return b.bareUWS(ctx) })
+	if err != nil {
+		return nil, fmt.Errorf("throughput, bare Update-with-Start: %w", err)
+	}
 	f := func(x float64) string { return fmt.Sprintf("%.0f /s", x) }
 	return []Row{
 		{fmt.Sprintf("throughput, %d clients, vs bare workflow", o.Clients), f(ours), f(bare), ratio(ours, bare), "≥ 0.9"},
+		{fmt.Sprintf("throughput, %d clients, vs bare Update-with-Start", o.Clients), f(ours), f(uws), ratio(ours, uws), ""},
 		{fmt.Sprintf("throughput, %d clients, vs a2a-go in-memory", o.Clients), f(ours), f(mem), ratio(ours, mem), ""},
 		{"CPU per task (all processes) vs bare", ms(oursCPU.total()), ms(bareCPU.total()), ratio(float64(oursCPU.total()), float64(bareCPU.total())), ""},
 		{"  of which the Temporal server's", ms(oursCPU.server), ms(bareCPU.server), ratio(float64(oursCPU.server), float64(bareCPU.server)), ""},
 		{"  of which frontend + worker (+ clients)", ms(oursCPU.ours), ms(bareCPU.ours), ratio(float64(oursCPU.ours), float64(bareCPU.ours)), ""},
+		{"CPU per task vs bare Update-with-Start", ms(oursCPU.total()), ms(uwsCPU.total()), ratio(float64(oursCPU.total()), float64(uwsCPU.total())), ""},
 	}, nil
 }
 
@@ -448,24 +498,69 @@ func (b *runner) graph(o Options) ([]Row, error) {
 	return rows, nil
 }
 
+// idle parks tasks on the product's own frontend and worker, run as
+// separate processes as in production (cmd/frontend, cmd/worker), so that
+// their memory is theirs alone.
 func (b *runner) idle(o Options) ([]Row, error) {
 	if o.Idle == 0 {
 		return nil, nil
 	}
-	// Memory given back to the OS first, so that the parked tasks' share
-	// shows.
-	debug.FreeOSMemory()
-	ours0, server0 := rssOf("self"), b.tp.rss()
-	tasks := make([]*a2a.Task, o.Idle)
+	ctx := b.ctx
+	bin, err := os.MkdirTemp("", "a2a-bench-bin-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(bin)
+	if err := buildCommands(ctx, bin); err != nil {
+		return nil, err
+	}
+	// This process's worker leaves the task queue to the worker process.
+	b.env.StopWorker()
+	defer func() { _ = b.env.StartWorker() }()
+	env := []string{"TEMPORAL_ADDRESS=" + b.tp.hostPort, "TEMPORAL_NAMESPACE=default"}
+	if o.CacheSize > 0 {
+		env = append(env, fmt.Sprintf("A2A_WORKFLOW_CACHE=%d", o.CacheSize))
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	wk, err := startProc(bin, "worker", env)
+	if err != nil {
+		return nil, err
+	}
+	defer wk.stop()
+	fe, err := startProc(bin, "frontend", env, "-addr", addr)
+	if err != nil {
+		return nil, err
+	}
+	defer fe.stop()
+	base := "http://" + addr
+	if err := waitReady(ctx, base, fe); err != nil {
+		return nil, err
+	}
+	c, err := newClient(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	// One task first, so that "before" includes what every task needs.
+	if _, err := task(ctx, c, msg("warm up", nil), a2a.TaskStateCompleted); err != nil {
+		return nil, fmt.Errorf("idle: %w", err)
+	}
+	wk0, fe0, server0 := wk.rss(), fe.rss(), b.tp.rss()
+
+	type parked struct {
+		id  a2a.TaskID
+		ctx string
+	}
+	tasks := make([]parked, 0, o.Idle)
 	var mu sync.Mutex
-	i := 0
 	start := time.Now()
-	_, _, err := b.concurrently(o.Idle, 16, func() error {
-		t, err := task(b.ctx, b.ours, msg("from Inari to Salla", map[string]any{"skill": "book-flight"}), a2a.TaskStateInputRequired)
+	_, _, err = b.concurrently(o.Idle, 16, func() error {
+		t, err := task(ctx, c, msg("from Inari to Salla", map[string]any{"skill": "book-flight"}), a2a.TaskStateInputRequired)
 		if err == nil {
 			mu.Lock()
-			tasks[i] = t
-			i++
+			tasks = append(tasks, parked{t.ID, t.ContextID})
 			mu.Unlock()
 		}
 		return err
@@ -474,8 +569,8 @@ func (b *runner) idle(o Options) ([]Row, error) {
 		return nil, fmt.Errorf("idle: %w", err)
 	}
 	parkTime := time.Since(start)
-	debug.FreeOSMemory()
-	ours, server := rssOf("self"), b.tp.rss()
+	wk1, fe1, server1 := wk.rss(), fe.rss(), b.tp.rss()
+
 	j := 0
 	var answers []time.Duration
 	_, _, err = b.concurrently(o.Idle, 16, func() error {
@@ -484,9 +579,9 @@ func (b *runner) idle(o Options) ([]Row, error) {
 		j++
 		mu.Unlock()
 		m := msg("2027-09-09", nil)
-		m.TaskID, m.ContextID = t.ID, t.ContextID
+		m.TaskID, m.ContextID = t.id, t.ctx
 		s := time.Now()
-		_, err := task(b.ctx, b.ours, m, a2a.TaskStateCompleted)
+		_, err := task(ctx, c, m, a2a.TaskStateCompleted)
 		mu.Lock()
 		answers = append(answers, time.Since(s))
 		mu.Unlock()
@@ -501,10 +596,12 @@ func (b *runner) idle(o Options) ([]Row, error) {
 	}
 	return []Row{
 		{fmt.Sprintf("park %d tasks in INPUT_REQUIRED", o.Idle), fmt.Sprintf("%.1f s", parkTime.Seconds()), "", "", ""},
-		{"RSS frontend + worker process, waiting / before", mb(ours), mb(ours0), "", "≤ 200 MB at 10,000"},
-		{"  per waiting task", perTask(ours, ours0), "", "", ""},
-		{"RSS Temporal server process, waiting / before", mb(server), mb(server0), "", ""},
-		{"  per waiting task", perTask(server, server0), "", "", ""},
+		{"RSS worker + frontend, waiting / before", mb(wk1 + fe1), mb(wk0 + fe0), "", "≤ 200 MB at 10,000"},
+		{"  worker process, waiting / before", mb(wk1), mb(wk0), "", ""},
+		{"  frontend process, waiting / before", mb(fe1), mb(fe0), "", ""},
+		{"  per waiting task (worker + frontend)", perTask(wk1+fe1, wk0+fe0), "", "", ""},
+		{"RSS Temporal server, waiting / before", mb(server1), mb(server0), "", ""},
+		{"  per waiting task", perTask(server1, server0), "", "", ""},
 		{"answer latency p50 / p99 (16 clients)", ms(percentile(answers, 50)), ms(percentile(answers, 99)), "", ""},
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,9 @@ const childEnv = "A2A_BENCH_TEMPORAL_DIR"
 
 const hostPortPrefix = "temporal at "
 
+// profileEnv names the file the Temporal process writes its CPU profile to.
+const profileEnv = "A2A_BENCH_TEMPORAL_CPUPROFILE"
+
 // ServeTemporalIfChild serves Temporal and exits when this process is the
 // benchmark's Temporal process; otherwise it returns at once. Call it first
 // in main (and TestMain).
@@ -30,6 +34,16 @@ func ServeTemporalIfChild() {
 	dir := os.Getenv(childEnv)
 	if dir == "" {
 		return
+	}
+	if path := os.Getenv(profileEnv); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench temporal:", err)
+			os.Exit(1)
+		}
 	}
 	srv, err := embedded.Start(embedded.Config{DataDir: dir, SearchAttributes: stack.SearchAttributes, LogLevel: "fatal"})
 	if err != nil {
@@ -39,6 +53,7 @@ func ServeTemporalIfChild() {
 	fmt.Println(hostPortPrefix + srv.HostPort())
 	// Serve until the parent closes stdin (it is done, or it died).
 	_, _ = io.Copy(io.Discard, os.Stdin)
+	pprof.StopCPUProfile()
 	_ = srv.Stop()
 	os.Exit(0)
 }
@@ -51,13 +66,16 @@ type temporalProc struct {
 	hostPort string
 }
 
-func startTemporal(dir string) (*temporalProc, error) {
+func startTemporal(dir, profile string) (*temporalProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench temporal: %w", err)
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	if profile != "" {
+		cmd.Env = append(cmd.Env, profileEnv+"="+profile)
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

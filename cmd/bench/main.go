@@ -28,9 +28,10 @@ func main() {
 	flag.IntVar(&o.CacheSize, "workflow-cache", 0, "tasks the worker keeps in memory (0: the default, as A2A_WORKFLOW_CACHE)")
 	flag.IntVar(&o.Idle, "idle", o.Idle, "tasks parked in INPUT_REQUIRED (0: skip)")
 	only := flag.String("only", "", "comma-separated measurements to run (latency,throughput,resume,stream,graph,idle); empty: all")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (server included) to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (frontend, worker, clients), and the Temporal server's to <file>.temporal")
 	flag.Parse()
 	if *cpuprofile != "" {
+		o.ServerProfile = *cpuprofile + ".temporal"
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
