@@ -41,34 +41,39 @@ func (r *Registry) HTTP() http.Handler { return promhttp.HandlerFor(r.reg, promh
 func (r *Registry) MustRegister(c prometheus.Collector) { r.reg.MustRegister(c) }
 
 // Handler is the SDK's metrics handler over this registry.
-func (r *Registry) Handler() client.MetricsHandler { return handler{r: r} }
+func (r *Registry) Handler() client.MetricsHandler { return newHandler(r, nil) }
 
-func name(n string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(n) }
+// nameReplacer is read-only once made: safe to share.
+var nameReplacer = strings.NewReplacer(".", "_", "-", "_")
 
-func keys(tags map[string]string) []string {
-	ks := make([]string, 0, len(tags))
-	for k := range tags {
-		ks = append(ks, name(k))
-	}
-	sort.Strings(ks)
-	return ks
+func name(n string) string { return nameReplacer.Replace(n) }
+
+// tagSet is a handler's tags as Prometheus wants them, worked out once per
+// handler rather than on every recording (the SDK records several metrics
+// per workflow task).
+type tagSet struct {
+	keys   []string // label names, sorted
+	labels prometheus.Labels
+	id     string // the label names joined: part of a vector's key
 }
 
-func labels(tags map[string]string) prometheus.Labels {
-	l := prometheus.Labels{}
+func newTagSet(tags map[string]string) tagSet {
+	t := tagSet{keys: make([]string, 0, len(tags)), labels: prometheus.Labels{}}
 	for k, v := range tags {
-		l[name(k)] = v
+		t.keys = append(t.keys, name(k))
+		t.labels[name(k)] = v
 	}
-	return l
+	sort.Strings(t.keys)
+	t.id = strings.Join(t.keys, ",")
+	return t
 }
 
-// vec keys a metric by name and label names: the SDK may use one name with
-// different tag sets.
-func vecKey(n string, ks []string) string { return n + "|" + strings.Join(ks, ",") }
+// vecKey keys a metric by name and label names: the SDK may use one name
+// with different tag sets.
+func vecKey(n string, t tagSet) string { return n + "|" + t.id }
 
-func (r *Registry) counter(n string, tags map[string]string) prometheus.Counter {
-	ks := keys(tags)
-	k := vecKey(n, ks)
+func (r *Registry) counter(n string, t tagSet) prometheus.Counter {
+	ks, k := t.keys, vecKey(n, t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.counters[k]
@@ -83,16 +88,15 @@ func (r *Registry) counter(n string, tags map[string]string) prometheus.Counter 
 		}
 		r.counters[k] = v
 	}
-	c, err := v.GetMetricWith(labels(tags))
+	c, err := v.GetMetricWith(t.labels)
 	if err != nil {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: "unregistered"})
 	}
 	return c
 }
 
-func (r *Registry) gauge(n string, tags map[string]string) prometheus.Gauge {
-	ks := keys(tags)
-	k := vecKey(n, ks)
+func (r *Registry) gauge(n string, t tagSet) prometheus.Gauge {
+	ks, k := t.keys, vecKey(n, t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.gauges[k]
@@ -107,16 +111,15 @@ func (r *Registry) gauge(n string, tags map[string]string) prometheus.Gauge {
 		}
 		r.gauges[k] = v
 	}
-	g, err := v.GetMetricWith(labels(tags))
+	g, err := v.GetMetricWith(t.labels)
 	if err != nil {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Name: "unregistered"})
 	}
 	return g
 }
 
-func (r *Registry) histogram(n string, tags map[string]string) prometheus.Observer {
-	ks := keys(tags)
-	k := vecKey(n, ks)
+func (r *Registry) histogram(n string, t tagSet) prometheus.Observer {
+	ks, k := t.keys, vecKey(n, t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v, ok := r.histograms[k]
@@ -131,7 +134,7 @@ func (r *Registry) histogram(n string, tags map[string]string) prometheus.Observ
 		}
 		r.histograms[k] = v
 	}
-	h, err := v.GetMetricWith(labels(tags))
+	h, err := v.GetMetricWith(t.labels)
 	if err != nil {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: "unregistered"})
 	}
@@ -141,22 +144,27 @@ func (r *Registry) histogram(n string, tags map[string]string) prometheus.Observ
 type handler struct {
 	r    *Registry
 	tags map[string]string
+	set  tagSet
+}
+
+func newHandler(r *Registry, tags map[string]string) handler {
+	return handler{r: r, tags: tags, set: newTagSet(tags)}
 }
 
 func (h handler) WithTags(tags map[string]string) client.MetricsHandler {
-	merged := map[string]string{}
+	merged := make(map[string]string, len(h.tags)+len(tags))
 	for k, v := range h.tags {
 		merged[k] = v
 	}
 	for k, v := range tags {
 		merged[k] = v
 	}
-	return handler{r: h.r, tags: merged}
+	return newHandler(h.r, merged)
 }
 
-func (h handler) Counter(n string) client.MetricsCounter { return counter{h.r.counter(n, h.tags)} }
-func (h handler) Gauge(n string) client.MetricsGauge     { return gauge{h.r.gauge(n, h.tags)} }
-func (h handler) Timer(n string) client.MetricsTimer     { return timer{h.r.histogram(n, h.tags)} }
+func (h handler) Counter(n string) client.MetricsCounter { return counter{h.r.counter(n, h.set)} }
+func (h handler) Gauge(n string) client.MetricsGauge     { return gauge{h.r.gauge(n, h.set)} }
+func (h handler) Timer(n string) client.MetricsTimer     { return timer{h.r.histogram(n, h.set)} }
 
 type counter struct{ c prometheus.Counter }
 
