@@ -104,6 +104,12 @@ func TestOwnersSeeOnlyTheirTasks(t *testing.T) {
 			m := flightMsg("from Oulu", nil)
 			m.ContextID = ctxID
 			task := send(t, alice, &a2a.SendMessageRequest{Message: m})
+			// Alice's own reply leaves the task's facts in the frontend's
+			// memory; Bob must still not reach the task through them.
+			task = send(t, alice, &a2a.SendMessageRequest{Message: reply(task, "to Kemi")})
+			if task.Status.State != a2a.TaskStateInputRequired {
+				t.Fatalf("alice's task is %s, want INPUT_REQUIRED", task.Status.State)
+			}
 			unknown := a2a.TaskID(uuid.NewString())
 
 			for _, id := range []a2a.TaskID{task.ID, unknown} {

@@ -56,6 +56,8 @@ type Handler struct {
 	drainMu  sync.Once
 	// Streams, when set, hears streams open (+1) and close (-1).
 	Streams func(delta int)
+	// facts of running tasks, so that replies skip a describe.
+	facts *factCache
 }
 
 // CountState counts the tasks in a state, all owners (for metrics).
@@ -93,7 +95,7 @@ var _ a2asrv.RequestHandler = (*Handler)(nil)
 func NewHandler(c client.Client, namespace string, catalog *skills.Catalog, log *slog.Logger) *Handler {
 	return &Handler{
 		temporal: c, namespace: namespace, catalog: catalog, log: log, draining: make(chan struct{}),
-		principal: principalFrom,
+		principal: principalFrom, facts: newFactCache(10000),
 	}
 }
 
@@ -229,7 +231,7 @@ func (h *Handler) startTask(ctx context.Context, p Principal, msg *a2a.Message, 
 }
 
 func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Message, returnNow bool) (*workflows.TaskView, error) {
-	info, err := h.describe(ctx, p, msg.TaskID)
+	info, cached, err := h.describeRunning(ctx, p, msg.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +240,12 @@ func (h *Handler) continueTask(ctx context.Context, p Principal, msg *a2a.Messag
 			fmt.Sprintf("message.contextId %q does not match the context of task %s", msg.ContextID, msg.TaskID))
 	}
 	terminal := func() (*workflows.TaskView, error) {
+		if cached { // the facts came from memory: read how it ended
+			var err error
+			if info, err = h.describe(ctx, p, msg.TaskID); err != nil {
+				return nil, err
+			}
+		}
 		// A resend of a message the task took before it finished gets the task.
 		if view, err := h.finalTask(ctx, msg.TaskID, info); err == nil && hasMessage(view.Task, msg.ID) {
 			return view, nil
@@ -362,6 +370,23 @@ type taskInfo struct {
 	contextID string
 	running   bool
 	closeTime time.Time
+}
+
+// describeRunning is describe for a call that only goes on with a running
+// task: a task this frontend has seen running is taken as running still
+// (cached true), and the call finds out from Temporal if it has ended.
+func (h *Handler) describeRunning(ctx context.Context, p Principal, id a2a.TaskID) (info taskInfo, cached bool, err error) {
+	if f, ok := h.facts.get(id); ok {
+		if f.owner != p.Owner || f.tenant != p.Tenant {
+			return taskInfo{}, false, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+		}
+		return taskInfo{contextID: f.contextID, running: true}, true, nil
+	}
+	info, err = h.describe(ctx, p, id)
+	if err == nil && info.running {
+		h.facts.put(id, taskFacts{owner: p.Owner, tenant: p.Tenant, contextID: info.contextID})
+	}
+	return info, false, err
 }
 
 // describe finds a task's workflow and checks the caller may see it; a task
