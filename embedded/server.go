@@ -59,7 +59,9 @@ func (s *Server) Stop() error { return s.srv.Stop() }
 // default, which puts up to 50 ms on every workflow step and on a new task's
 // appearance in ListTasks; timers fire up to a second late (max time shift);
 // several task-queue partitions leave bursts of first workflow tasks
-// unpicked on a small machine.
+// unpicked on a small machine. The history cache keeps the state of up to
+// 128,000 workflows for an hour by default: thousands of tasks waiting for
+// days would hold the server's memory (about 55 KB each) for nothing.
 func DynamicConfig() dynamicconfig.StaticClient {
 	return dynamicconfig.StaticClient{
 		dynamicconfig.TransferProcessorMaxPollRPS.Key():   1000,
@@ -71,6 +73,7 @@ func DynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.TimerProcessorMaxTimeShift.Key():                   10 * time.Millisecond,
 		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():           1,
 		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():          1,
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 2000,
 	}
 }
 
