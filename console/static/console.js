@@ -229,6 +229,15 @@ function partHTML(p) {
 
 function renderTask(t) {
   if (!t) return;
+  // The pane is redrawn on every update: keep what the user is typing.
+  const body = $("taskbody");
+  const keep = [];
+  if (body.dataset.task === t.id) {
+    for (const id of ["answer", "followup"]) {
+      const el = $(id);
+      if (el) keep.push({ id, value: el.value, focused: document.activeElement === el });
+    }
+  }
   const st = t.status.state;
   let html = `<div><b>${escapeHTML(t.id)}</b></div><div>state: <span id="taskstate">${st}</span></div>`;
   if (t.status.message) html += `<div class="${waiting(st) ? "question" : ""}" id="question">${escapeHTML(textOf(t.status.message.parts))}</div>`;
@@ -239,7 +248,14 @@ function renderTask(t) {
   for (const a of t.artifacts || []) html += `<div class="artifact"><b>${escapeHTML(a.name || a.artifactId)}</b>${(a.parts || []).map(partHTML).join("")}</div>`;
   html += "<h3>History</h3>";
   for (const m of t.history || []) html += `<div class="msg"><b>${m.role === "ROLE_USER" ? "you" : "agent"}:</b> ${escapeHTML(textOf(m.parts))}</div>`;
-  $("taskbody").innerHTML = html;
+  body.innerHTML = html;
+  body.dataset.task = t.id;
+  for (const k of keep) {
+    const el = $(k.id);
+    if (!el) continue;
+    el.value = k.value;
+    if (k.focused) el.focus();
+  }
   if ($("answerbtn")) $("answerbtn").onclick = async () => {
     try {
       await call("POST", "/message:send", { message: { messageId: newId(), role: "ROLE_USER", taskId: t.id, contextId: t.contextId, parts: [{ text: $("answer").value }] }, configuration: { returnImmediately: true } });

@@ -67,6 +67,14 @@ test("trip from the console, across a restart of the stack", { timeout: 180_000 
     await page.waitForSelector("#conn.ok", { timeout: 20_000 });
 
     await page.fill("#answer", "from Helsinki on 2027-02-02");
+    // The pane is redrawn on every update (every 2 s at least): what was
+    // typed survives the redraw.
+    await page.evaluate(() => { document.getElementById("answer").dataset.before = "1"; });
+    await page.waitForFunction(() => {
+      const a = document.getElementById("answer");
+      return a && !a.dataset.before;
+    }, null, { timeout: 10_000 });
+    assert.equal(await page.inputValue("#answer"), "from Helsinki on 2027-02-02");
     await page.click("#answerbtn");
 
     // Five tasks (the trip and its four nodes), all COMPLETED, edges drawn.
