@@ -30,6 +30,8 @@ const HistoryLimit = 60
 
 // Env is a running stack.
 type Env struct {
+	// Temporal is the in-process server; nil when Options.TemporalHostPort
+	// named one running elsewhere.
 	Temporal *embedded.Server
 	Client   client.Client
 	Acts     *stack.Activities
